@@ -1,0 +1,31 @@
+# Two commands a newcomer needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup run test bench clean
+
+setup: $(STAMP)
+
+# Reinstall only when the project metadata changes; the install is editable so code edits need nothing.
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: setup
+	$(VENV)/bin/othello-engine $(ARGS)
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	$(VENV)/bin/othello-bench perft 10
+	$(VENV)/bin/othello-bench playouts
+	$(VENV)/bin/othello-bench search --agent uct --seconds 2
+
+clean:
+	rm -rf $(VENV) build *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,1 @@
+"""Benchmarks run by the ``othello-bench`` console script."""

@@ -1,0 +1,255 @@
+"""Bitboard rules kernels (numba, ``cache=True``).
+
+This module is the only place where the rules of Othello live.
+
+Square mapping, used everywhere in the project: square ``i = col + 8 * row`` with ``a1 = 0``
+at the top left, columns ``a..h`` left to right and row ``1`` at the top (so ``h8 = 63``).
+Bit ``i`` of a ``uint64`` is square ``i``.  A position is two bitboards: ``P`` for the side to
+move and ``O`` for the opponent.  Making a move swaps them.
+
+uint64 discipline: numba promotes ``uint64 op int64`` to float64, so every constant and shift
+count used on bitboards is a ``np.uint64`` module global, counts are returned as int64 by the
+intrinsics below, and no Python int literal ever meets a bitboard.
+
+Rule variants (``rules`` argument): ``STANDARD = 0`` (more discs win), ``REVERSED = 1`` (fewer
+discs win).  Scores are disc differences from the point of view of the side to move, positive
+when it wins; empty squares at the end go to the winner in both variants, so the reversed score
+is the standard score of the mirrored count (opponent's discs minus own discs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic
+
+U = np.uint64
+
+STANDARD = 0
+REVERSED = 1
+
+# Masks that stop the directional fills from wrapping around the board edges.
+NOT_A_H = U(0x7E7E7E7E7E7E7E7E)
+NOT_1_8 = U(0x00FFFFFFFFFFFF00)
+INNER = U(0x007E7E7E7E7E7E00)
+FULL = U(0xFFFFFFFFFFFFFFFF)
+
+START_BLACK = U(0x0000000810000000)  # e4, d5
+START_WHITE = U(0x0000001008000000)  # d4, e5
+
+U0 = U(0)
+U1 = U(1)
+S1 = U(1)
+S7 = U(7)
+S8 = U(8)
+S9 = U(9)
+S12 = U(12)
+S25 = U(25)
+S27 = U(27)
+S32 = U(32)
+XS_MULT = U(0x2545F4914F6CDD1D)
+
+PASS = 64  # the move index of a pass
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Number of set bits of a uint64, as int64 (LLVM ctpop)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.int64(types.uint64), codegen
+
+
+@intrinsic
+def lowest_square(typingctx, x):
+    """Index of the lowest set bit of a non-zero uint64, as int64 (LLVM cttz)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], context.get_constant(types.boolean, False))
+
+    return types.int64(types.uint64), codegen
+
+
+@njit(cache=True, inline="always")
+def square_bit(sq):
+    """Bitboard with only square ``sq`` (0..63) set."""
+    return U1 << U(sq)
+
+
+@njit(cache=True, inline="always")
+def _moves_dir(P, w, s):
+    # w = opponent discs that may be crossed in this direction; six fill steps reach the far edge.
+    t = w & (P << s)
+    t |= w & (t << s)
+    t |= w & (t << s)
+    t |= w & (t << s)
+    t |= w & (t << s)
+    t |= w & (t << s)
+    r = t << s
+    t = w & (P >> s)
+    t |= w & (t >> s)
+    t |= w & (t >> s)
+    t |= w & (t >> s)
+    t |= w & (t >> s)
+    t |= w & (t >> s)
+    return r | (t >> s)
+
+
+@njit(cache=True)
+def legal_moves(P, O):
+    """Bitboard of the legal moves of the side to move (P)."""
+    m = (
+        _moves_dir(P, O & NOT_A_H, S1)
+        | _moves_dir(P, O & NOT_1_8, S8)
+        | _moves_dir(P, O & INNER, S7)
+        | _moves_dir(P, O & INNER, S9)
+    )
+    return m & ~(P | O)
+
+
+@njit(cache=True, inline="always")
+def _flips_dir(P, w, m, s):
+    f = U0
+    t = w & (m << s)
+    t |= w & (t << s)
+    t |= w & (t << s)
+    t |= w & (t << s)
+    t |= w & (t << s)
+    t |= w & (t << s)
+    if (t << s) & P:
+        f |= t
+    t = w & (m >> s)
+    t |= w & (t >> s)
+    t |= w & (t >> s)
+    t |= w & (t >> s)
+    t |= w & (t >> s)
+    t |= w & (t >> s)
+    if (t >> s) & P:
+        f |= t
+    return f
+
+
+@njit(cache=True)
+def flips(P, O, m):
+    """Opponent discs flipped when the side to move plays the single-bit move ``m``."""
+    return (
+        _flips_dir(P, O & NOT_A_H, m, S1)
+        | _flips_dir(P, O & NOT_1_8, m, S8)
+        | _flips_dir(P, O & INNER, m, S7)
+        | _flips_dir(P, O & INNER, m, S9)
+    )
+
+
+@njit(cache=True)
+def make_move(P, O, sq):
+    """Play square ``sq`` (assumed legal) or ``PASS``; returns the next (P, O), sides swapped."""
+    if sq == PASS:
+        return O, P
+    m = U1 << U(sq)
+    f = flips(P, O, m)
+    return O ^ f, P ^ f ^ m
+
+
+@njit(cache=True)
+def is_legal(P, O, sq):
+    """Whether ``sq`` (0..63 or PASS) is legal for the side to move; a pass only when forced."""
+    moves = legal_moves(P, O)
+    if sq == PASS:
+        return moves == U0 and legal_moves(O, P) != U0
+    if sq < 0 or sq > 63:
+        return False
+    return (moves >> U(sq)) & U1 == U1
+
+
+@njit(cache=True)
+def must_pass(P, O):
+    """The side to move has no move but the opponent has one."""
+    return legal_moves(P, O) == U0 and legal_moves(O, P) != U0
+
+
+@njit(cache=True)
+def is_game_over(P, O):
+    """Neither side can move."""
+    return legal_moves(P, O) == U0 and legal_moves(O, P) == U0
+
+
+@njit(cache=True)
+def disc_score(mine, theirs, rules):
+    """Final score for the side owning ``mine`` discs, empties to the winner, per ``rules``."""
+    empties = 64 - mine - theirs
+    if rules == REVERSED:
+        d = theirs - mine
+    else:
+        d = mine - theirs
+    if d > 0:
+        return d + empties
+    if d < 0:
+        return d - empties
+    return 0
+
+
+@njit(cache=True)
+def final_score(P, O, rules):
+    """Final disc-difference score of a finished game for the side to move."""
+    return disc_score(popcount(P), popcount(O), rules)
+
+
+@njit(cache=True)
+def outcome(P, O, rules):
+    """+1 win, 0 draw, -1 loss for the side to move of a finished game."""
+    s = final_score(P, O, rules)
+    if s > 0:
+        return 1
+    if s < 0:
+        return -1
+    return 0
+
+
+# --- random numbers -------------------------------------------------------------------------
+# xorshift64* as in the C reference; the state lives in a 1-element uint64 array so that a whole
+# batch of playouts inside numba advances one stream, and a seed reproduces it exactly.
+
+
+@njit(cache=True, inline="always")
+def rng_next(state):
+    x = state[0]
+    x ^= x >> S12
+    x ^= x << S25
+    x ^= x >> S27
+    state[0] = x
+    return x * XS_MULT
+
+
+@njit(cache=True, inline="always")
+def rng_below(state, n):
+    """Uniform integer in [0, n) for 0 < n < 2**32 (multiply-shift, as the C reference)."""
+    return np.int64(((rng_next(state) >> S32) * U(n)) >> S32)
+
+
+@njit(cache=True, inline="always")
+def rng_uniform(state):
+    """Uniform float in [0, 1)."""
+    return np.float64(rng_next(state) >> U(11)) * (1.0 / 9007199254740992.0)
+
+
+def make_rng(seed: int) -> np.ndarray:
+    """RNG state array for ``seed`` (any int); splitmix64 keeps seeds 0, 1, 2... apart and non-zero."""
+    z = (int(seed) + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    z ^= z >> 31
+    return np.array([z or 0x9E3779B97F4A7C15], dtype=np.uint64)
+
+
+@njit(cache=True, inline="always")
+def nth_bit(moves, k):
+    """The k-th lowest set bit of ``moves`` (0-based) as a single-bit board."""
+    for _ in range(k):
+        moves &= moves - U1
+    return moves & (~moves + U1)

@@ -1,0 +1,55 @@
+"""The cached kernels load in a second process without recompiling (and without crashing).
+
+numba's cache is known to break on self-recursive kernels called with literal arguments
+(numba #6061): the second process segfaults or fails to resolve a symbol.  This test runs every
+kernel in a fresh process twice; the second must report cache hits and no compilation.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+PROBE = textwrap.dedent(
+    """
+    import json
+    import numpy as np
+    from engine_server.game import bitboard as bb
+    from engine_server.game.perft import perft_bik, perft_edax
+    from engine_server.game.playout import random_games_from_start, random_playout
+    P, O = bb.START_BLACK, bb.START_WHITE
+    out = {
+        "bik": perft_bik(P, O, 6), "edax": perft_edax(P, O, 6),
+        "games": random_games_from_start(10, bb.make_rng(1))[3],
+        "playout": random_playout(P, O, bb.make_rng(2))[2],
+        "moves": int(bb.legal_moves(P, O)),
+        "score": int(bb.final_score(P, O, bb.REVERSED)),
+    }
+    kernels = [perft_bik, perft_edax, random_games_from_start, random_playout, bb.legal_moves,
+               bb.final_score]
+    stats = {k.py_func.__name__: (sum(k.stats.cache_hits.values()),
+                                  sum(k.stats.cache_misses.values())) for k in kernels}
+    print(json.dumps({"out": out, "stats": stats}))
+    """
+)
+
+
+def _run() -> dict:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    r = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env,
+                       cwd=REPO, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_second_process_loads_cached_kernels():
+    first = _run()  # writes the cache if it is cold
+    second = _run()
+    assert second["out"] == first["out"]
+    assert second["out"]["bik"] == 8200 and second["out"]["edax"] == 8200
+    for name, (hits, misses) in second["stats"].items():
+        assert misses == 0 and hits >= 1, (name, hits, misses)
