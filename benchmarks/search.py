@@ -1,0 +1,84 @@
+"""``othello-bench search``: iterations/s, playouts/s and deadline overrun of an agent."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from engine_server.game import Position
+from engine_server.game import bitboard as bb
+from engine_server.game.playout import random_games_from_start
+from engine_server.search.limits import Limits
+
+from .common import emit, median
+
+
+def midgame_position() -> Position:
+    """A fixed midgame position: 24 plies of seeded random play from the start."""
+    import numpy as np
+
+    rng = np.random.default_rng(2024)
+    pos = Position.start()
+    for _ in range(24):
+        moves = pos.legal_moves()
+        pos = pos.play(int(rng.choice(moves)))
+    return pos
+
+
+def parse_position(text: str) -> Position:
+    if text == "start":
+        return Position.start()
+    if text == "midgame":
+        return midgame_position()
+    board, _, side = text.partition(":")
+    return Position.from_string(board, side or "X")
+
+
+def raw_playout_rate(seconds: float = 0.5) -> float:
+    random_games_from_start(10, bb.make_rng(0))
+    games, t0 = 0, time.perf_counter()
+    rng = bb.make_rng(1)
+    while time.perf_counter() - t0 < seconds:
+        random_games_from_start(2000, rng)
+        games += 2000
+    return games / (time.perf_counter() - t0)
+
+
+def bench_search(spec: str, seconds: float, position: str, repeat: int) -> dict[str, Any]:
+    from engine_server.agents import make_agent
+
+    pos = parse_position(position)
+    agent = make_agent(spec)
+    agent.search(pos, Limits(iterations=20))  # compile / load kernels outside the timing
+    ips, pps, overruns = [], [], []
+    for _ in range(repeat):
+        agent.reset()
+        t0 = time.monotonic()
+        r = agent.search(pos, Limits(time=seconds))
+        wall = time.monotonic() - t0
+        overruns.append(wall - seconds)
+        ips.append(r.iterations / r.elapsed)
+        pps.append(r.playouts / r.elapsed)
+    raw = raw_playout_rate()
+    return {"bench": "search", "agent": spec, "position": position, "seconds": seconds,
+            "runs": repeat, "iterations_per_s": median(ips), "playouts_per_s": median(pps),
+            "max_overrun_s": max(overruns), "raw_playouts_per_s": raw,
+            "ratio_to_raw": median(pps) / raw, "tree_nodes": r.tree_nodes}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("search", help="search speed and deadline overrun of an agent")
+    p.add_argument("--agent", default="uct", help="agent spec, e.g. uct:rollout=valuemap")
+    p.add_argument("--seconds", type=float, default=2.0)
+    p.add_argument("--position", action="append",
+                   help="start, midgame or BOARD64:SIDE (repeatable; default start and midgame)")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    for position in args.position or ["start", "midgame"]:
+        emit(bench_search(args.agent, args.seconds, position, args.repeat), args.json)
+    return 0

@@ -1,0 +1,102 @@
+"""Seed 004 ("A Reversi Playing Agent and the MCTS Algorithm"): MCTS with domain knowledge.
+
+Each iteration selects a leaf by UCT (w/n + c*sqrt(ln N / n)), expands it with all its
+children and plays ``nSims`` pseudo-random playouts from it; wins and the leaf's mobility are
+back-propagated (mobility to the nodes with the leaf's side to move).  After ``max_iter``
+iterations the move with the highest adjusted score is played:
+
+    UCTFinal = UCT + InnerScore - GreedPenalty - PositionPenalty
+    InnerScore   = a * UCT / sqrt((i - 3.5)^2 + (j - 3.5)^2)
+    GreedPenalty = (own - opp) / (own + opp)^b    (disc counts after the move)
+    PositionPenalty = c * UCT on X-squares, d * UCT on C-squares
+
+Our readings of the post, where it is ambiguous: the sign factor (-1)^t of the greed penalty is
+taken as "from the mover's point of view"; the inner-score denominator is the distance to the
+centre (the post's ``(j-3.5^2)`` is a typo).  The post gives no values for a, b, c, d; the
+defaults below are ours (0 <= d <= c < 1 as the post requires).  Under reversed rules the
+position penalty with weight c falls on the corners instead of the X-squares and d is unused
+(seed 001: corners are worthless there).  ``mobility`` (default 0, our extension) adds that
+weight times the child's mean back-propagated mobility, scaled to [0, 1] by /30.
+"""
+
+from __future__ import annotations
+
+import math
+
+from engine_server.game import REVERSED
+from engine_server.game.valuemaps import C_SQUARES, CORNERS, X_SQUARES
+from engine_server.search import rollout as R
+from engine_server.search import tree as T
+from engine_server.search.driver import Budget, TreeSearch, cfg_array
+
+from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
+from .common import table_maker
+from .tree_agent import TreeAgent
+
+
+def adjusted_scores(links, stats, first, count, position, p) -> dict[int, float]:
+    total = sum(stats[i, T.N] for i in range(first, first + count))
+    reversed_rules = int(position.rules) == REVERSED
+    out = {}
+    for i in range(first, first + count):
+        mv = int(links[i, T.MOVE])
+        n = stats[i, T.N]
+        if n == 0:
+            out[i] = float("inf")
+            continue
+        win_rate = 0.5 * (stats[i, T.W] / n + 1.0)
+        uct = win_rate + p["uct_c"] * math.sqrt(math.log(max(total, 1.0)) / n)
+        if mv == 64:
+            out[i] = uct
+            continue
+        r, c = divmod(mv, 8)
+        inner = p["a"] * uct / math.sqrt((r - 3.5) ** 2 + (c - 3.5) ** 2)
+        after = position.play(mv)
+        own = after.black.bit_count() if position.side == 0 else after.white.bit_count()
+        opp = after.white.bit_count() if position.side == 0 else after.black.bit_count()
+        greed = (own - opp) / (own + opp) ** p["b"]
+        bit = 1 << mv
+        if reversed_rules:
+            pen = p["c"] * uct if bit & int(CORNERS) else 0.0
+        else:
+            pen = (p["c"] * uct if bit & int(X_SQUARES) else
+                   p["d"] * uct if bit & int(C_SQUARES) else 0.0)
+        mob = p["mobility"] * (stats[i, T.MOB] / n) / 30.0
+        out[i] = uct + inner - greed - pen + mob
+    return out
+
+
+def _make(spec, p):
+    if p["d"] > p["c"]:
+        from .base import AgentSpecError
+        raise AgentSpecError(f"dk: the post requires d <= c, got c={p['c']}, d={p['d']}")
+    cfg = lambda rules: cfg_array(select=T.SELECT_UCB1, explore=p["uct_c"], logk=1.0, q01=1,
+                                  expand_at=0, descend=0, sims=p["nSims"],
+                                  policy=R.PSEUDO, rules=rules)
+
+    def final(links, stats, first, count, position):
+        s = adjusted_scores(links, stats, first, count, position, p)
+        return max(s, key=lambda i: (s[i], stats[i, T.N]))
+
+    def extras(links, stats, i, position):
+        n = stats[i, T.N]
+        return {"mobility": float(stats[i, T.MOB] / n) if n else 0.0}
+
+    budget = lambda pos: Budget(iterations=p["max_iter"])
+    return TreeAgent(spec, p, TreeSearch("dk", cfg, table_maker("random"), p["seed"], budget,
+                                         final, p["memory"] << 20, move_extras=extras))
+
+
+DK = AgentInfo(
+    "dk", "seed 004 (MCTS + domain knowledge)",
+    "UCT with nSims pseudo-random playouts per expanded node, mobility back-propagation, "
+    "final choice by the adjusted UCT score",
+    (Param("nSims", int, 50, "playouts per expanded node", min=1),
+     Param("max_iter", int, 200, "iterations when no limit is given", min=1),
+     Param("uct_c", float, 1.414, "exploration constant of the UCT score", min=0.0),
+     Param("a", float, 0.1, "inner-score weight", min=0.0),
+     Param("b", float, 1.5, "greed-penalty exponent", min=0.0),
+     Param("c", float, 0.5, "X-square penalty (fraction of UCT)", min=0.0, max=0.999),
+     Param("d", float, 0.25, "C-square penalty (fraction of UCT)", min=0.0, max=0.999),
+     Param("mobility", float, 0.0, "weight of mean mobility in the final score (ours)",
+           min=0.0)) + COMMON_PARAMS + TREE_PARAMS, _make)

@@ -1,0 +1,40 @@
+"""Seed 002 ("OCBA for MCTS in Othello"): the MCTS-OCBA tree policy.
+
+Choices where the paper is not known in detail (design-notes section 3), all parameters:
+
+* OCBA runs at every node with negamax sign flips (our extension of the one-player rule);
+* a node's children each get ``n0`` samples first (one rollout per iteration, iteration ends
+  there), then the "most starving" child under the OCBA ratios is descended into;
+* a sample's standard deviation is the population one, floored at ``sigma0`` below two samples;
+* back-up is the plain mean of returns; the reward is (a - b) / (a + b);
+* the final move is the best mean.
+"""
+
+from __future__ import annotations
+
+from engine_server.search import tree as T
+from engine_server.search.driver import Budget, TreeSearch, best_mean, cfg_array
+
+from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
+from .common import policy_id, rollout_param, table_maker
+from .tree_agent import TreeAgent
+
+
+def _make(spec, p):
+    cfg = lambda rules: cfg_array(select=T.SELECT_OCBA, n0=p["n0"], sigma0=p["sigma0"],
+                                  expand_at=1, descend=1, reward=T.REWARD_RATIO,
+                                  policy=policy_id(p["rollout"]), rules=rules)
+    budget = lambda pos: Budget(playouts=p["simulations"])
+    return TreeAgent(spec, p, TreeSearch("ocba", cfg, table_maker(p["rollout"]), p["seed"],
+                                         budget, best_mean, p["memory"] << 20))
+
+
+OCBA = AgentInfo(
+    "ocba", "seed 002 (MCTS-OCBA); design-notes section 3",
+    "OCBA allocation at every node, reward (a-b)/(a+b), best mean wins",
+    (Param("n0", int, 5, "initial samples per child", min=1),
+     Param("sigma0", float, 1.0, "std. deviation assumed with fewer than 2 samples", min=1e-6),
+     Param("simulations", int, 100, "playouts when no limit is given (paper: 50/100/500)",
+           min=1),
+     rollout_param("random", "rollout policy: random or heuristic (seed 002), or others"))
+    + COMMON_PARAMS + TREE_PARAMS, _make)

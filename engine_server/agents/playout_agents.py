@@ -1,0 +1,50 @@
+"""Agents without a tree: ``random`` and seed 004's ``pseudo-random``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from engine_server.game import PASS, Position
+from engine_server.game import bitboard as bb
+from engine_server.search import rollout as R
+from engine_server.search.limits import Limits, MoveStat, ProgressCallback, SearchResult
+
+from .base import COMMON_PARAMS, Agent, AgentInfo
+
+
+class PolicyAgent(Agent):
+    """Plays one move of a rollout policy: the baselines the seeds measure against."""
+
+    def __init__(self, spec: str, params: dict[str, Any], policy: int, name: str):
+        super().__init__(spec, params)
+        self.name = name
+        self._policy = policy
+        self._rng = bb.make_rng(params["seed"])
+        self._table = np.zeros(64, dtype=np.int64)
+
+    def search(self, position: Position, limits: Limits | None = None,
+               progress: ProgressCallback | None = None,
+               progress_interval: float = 0.5) -> SearchResult:
+        t0 = time.monotonic()
+        P, O = position.bitboards()
+        mv = int(R.choose_move(P, O, self._policy, int(position.rules), self._table, self._rng))
+        legal = position.legal_moves()
+        best = None if mv < 0 else mv
+        moves = [MoveStat(move=m, visits=0, value=0.0, prior=1.0 / len(legal)) for m in legal]
+        moves.sort(key=lambda s: s.move != best)
+        return SearchResult(best_move=best, moves=moves, pv=[] if best is None else [best],
+                            root_value=0.0, elapsed=time.monotonic() - t0,
+                            stopped_by="forced" if best == PASS else "done", agent=self.name)
+
+
+RANDOM = AgentInfo(
+    "random", "seed 000 Alg. 3.1 (the playout's move choice)", "uniform over legal moves",
+    COMMON_PARAMS, lambda spec, p: PolicyAgent(spec, p, R.RANDOM, "random"))
+
+PSEUDO_RANDOM = AgentInfo(
+    "pseudo-random", "seed 004 simRandPlus",
+    "uniform, but a drawn X/C-square (corner under reversed rules) is re-drawn up to twice",
+    COMMON_PARAMS, lambda spec, p: PolicyAgent(spec, p, R.PSEUDO, "pseudo-random"))

@@ -1,0 +1,39 @@
+"""Seed 001 ("MCTS for Reversed Reversi"): UCT that expands a leaf with all its children and
+simulates each child once, Q/N + c*sqrt(2 ln N / N'), c = 1.414, rollouts random / value map /
+Roxanne.  ``reward=ratio`` and ``c=1`` give seed 002's UCT baseline."""
+
+from __future__ import annotations
+
+from engine_server.search import tree as T
+from engine_server.search.driver import Budget, TreeSearch, cfg_array, most_visits
+
+from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
+from .common import policy_id, rollout_param, table_maker
+
+
+def _make(spec, p):
+    from .tree_agent import TreeAgent
+
+    reward = T.REWARD_RATIO if p["reward"] == "ratio" else T.REWARD_WIN
+    logk = 2.0 if p["form"] == "seed001" else 1.0
+    cfg = lambda rules: cfg_array(select=T.SELECT_UCB1, explore=p["c"], logk=logk,
+                                  q01=1 if reward == T.REWARD_WIN else 0, expand_at=0,
+                                  sim_all=1, reward=reward, policy=policy_id(p["rollout"]),
+                                  rules=rules)
+    budget = lambda pos: Budget(iterations=p["iterations"])
+    return TreeAgent(spec, p, TreeSearch("uct", cfg, table_maker(p["rollout"]), p["seed"],
+                                         budget, most_visits, p["memory"] << 20))
+
+
+UCT = AgentInfo(
+    "uct", "seed 001 (UCT, Algorithm 1); reward=ratio,form=plain,c=1 is seed 002's UCT",
+    "UCT: expand a leaf with all children, simulate each; most visited move wins",
+    (Param("c", float, 1.414, "exploration constant", min=0.0),
+     rollout_param("random", "rollout policy: random (seed 001's best), valuemap (table 2), "
+                   "roxanne (table 1 as priorities), pseudo, heuristic"),
+     Param("reward", str, "win", "win: 1/0.5/0 win rate; ratio: (a-b)/(a+b) (seed 002)",
+           choices=("win", "ratio")),
+     Param("form", str, "seed001", "seed001: c*sqrt(2 ln N/n); plain: c*sqrt(ln N/n)",
+           choices=("seed001", "plain")),
+     Param("iterations", int, 500, "iterations when no limit is given (seed 001: 500 in ~1 s)",
+           min=1)) + COMMON_PARAMS + TREE_PARAMS, _make)

@@ -1,0 +1,343 @@
+"""The anytime search driver every tree agent runs on.
+
+Python owns the clock, the stop flag, progress reports, tree reuse and memory growth; the
+iterations themselves run in :func:`tree.run_batch` batches of a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from engine_server.game import PASS, Position
+from engine_server.game import bitboard as bb
+from engine_server.log import get_logger
+
+from . import tree as T
+from .limits import Limits, MoveStat, ProgressCallback, SearchResult
+
+log = get_logger("search")
+
+DEFAULT_MEMORY = 1 << 30  # 1 GiB
+INITIAL_CAPACITY = 1 << 15
+BATCH_SECONDS = 0.005     # target length of one numba batch
+MAX_BATCH_SECONDS = 0.010
+
+# final choice: (links, stats, first, count, position) -> child row
+FinalChoice = Callable[[np.ndarray, np.ndarray, int, int, Position], int]
+
+
+def most_visits(links, stats, first, count, position) -> int:
+    rows = range(first, first + count)
+    return max(rows, key=lambda i: (stats[i, T.N], _mean(stats, i)))
+
+
+def best_mean(links, stats, first, count, position) -> int:
+    rows = range(first, first + count)
+    return max(rows, key=lambda i: (_mean(stats, i) if stats[i, T.N] > 0 else -2.0,
+                                    stats[i, T.N]))
+
+
+def _mean(stats, i) -> float:
+    n = stats[i, T.N]
+    return float(stats[i, T.W] / n) if n > 0 else 0.0
+
+
+@dataclass
+class Budget:
+    """The default budget of an agent when the caller gives no limit (its paper's numbers)."""
+
+    iterations: int | None = None
+    playouts: int | None = None
+
+
+class TreeSearch:
+    """One search tree plus the loop that grows it.  Not thread-safe: one search at a time."""
+
+    def __init__(self, name: str, make_cfg: Callable[[int], np.ndarray],
+                 make_table: Callable[[int], np.ndarray], seed: int,
+                 default_budget: Callable[[Position], Budget],
+                 final_choice: FinalChoice = most_visits,
+                 memory: int = DEFAULT_MEMORY,
+                 move_extras: Callable[[np.ndarray, np.ndarray, int, Position], dict] | None = None):
+        if memory < 1 << 20:
+            raise ValueError(f"memory cap must be at least 1 MiB, got {memory} bytes")
+        self.name = name
+        self._make_cfg = make_cfg
+        self._make_table = make_table
+        self.rng = bb.make_rng(seed)
+        self._default_budget = default_budget
+        self._final = final_choice
+        self._move_extras = move_extras
+        self.max_nodes = max(1024, memory // T.BYTES_PER_NODE)
+        self._arrays = T.new_tree(min(INITIAL_CAPACITY, self.max_nodes))
+        self.root_position: Position | None = None
+        self._reused = 0.0
+        self._cfg: np.ndarray | None = None
+        self._table: np.ndarray | None = None
+        self._cfg_rules: int | None = None
+
+    # --- tree management ---------------------------------------------------------------------
+    @property
+    def nodes(self) -> int:
+        return int(self._arrays[3][T.NEXT_FREE]) if self.root_position is not None else 0
+
+    def reset(self, position: Position | None = None) -> None:
+        """Drop the tree (and start a new one at ``position`` if given)."""
+        self.root_position = None
+        if position is not None:
+            bbs, links, stats, meta = self._arrays
+            meta[T.NO_EXPAND] = 0
+            P, O = position.bitboards()
+            T.init_root(bbs, links, stats, meta, P, O)
+            self.root_position = position
+
+    def advance(self, moves: list[int]) -> float:
+        """Follow ``moves`` (both sides', passes included) from the root; keep that subtree.
+
+        Returns the fraction of the tree's nodes kept.  Unknown or illegal continuations clear
+        the tree.
+        """
+        if self.root_position is None:
+            return 0.0
+        bbs, links, stats, meta = self._arrays
+        before = self.nodes
+        node = 0
+        pos = self.root_position
+        for mv in moves:
+            if not pos.is_legal(mv):
+                log.info("tree_cleared", reason="illegal continuation", move=mv)
+                self.reset()
+                return 0.0
+            pos = pos.play(mv)
+            nxt = -1
+            if node >= 0 and links[node, T.NCHILD] > 0:
+                f = int(links[node, T.FIRST])
+                for i in range(f, f + int(links[node, T.NCHILD])):
+                    if int(links[i, T.MOVE]) == mv:
+                        nxt = i
+                        break
+            node = nxt
+        if node < 0:
+            self.reset(pos)
+            self._reused = 0.0
+            return 0.0
+        self._reroot(node, pos, before)
+        return self._reused
+
+    def _reroot(self, node: int, pos: Position, before: int) -> None:
+        bbs, links, stats, meta = self._arrays
+        if node == 0:
+            self._reused = 1.0 if before > 1 else 0.0
+            return
+        kept = int(T.count_subtree(links, node))
+        cap = int(meta[T.CAPACITY])
+        new = T.new_tree(cap)
+        used = int(T.copy_subtree(bbs, links, stats, node, new[0], new[1], new[2]))
+        new[3][T.NEXT_FREE] = used
+        new[3][T.ROOT] = 0
+        self._arrays = new
+        self.root_position = pos
+        self._reused = kept / before if before else 0.0
+
+    def _sync_root(self, position: Position) -> None:
+        """Make ``position`` the root, reusing the tree when it is the root or a descendant."""
+        if self.root_position is not None and position.rules != self.root_position.rules:
+            self.reset()
+        if self.root_position == position:
+            self._reused = 1.0 if self.nodes > 1 else 0.0
+            return
+        if self.root_position is not None:
+            found = self._find_descendant(position, max_depth=4)
+            if found is not None:
+                self._reroot(found, position, self.nodes)
+                return
+        self.reset(position)
+        self._reused = 0.0
+
+    def _find_descendant(self, position: Position, max_depth: int) -> int | None:
+        bbs, links, stats, meta = self._arrays
+        P, O = position.bitboards()
+        frontier = [0]
+        for _ in range(max_depth):
+            nxt = []
+            for n in frontier:
+                c = int(links[n, T.NCHILD])
+                if c <= 0:
+                    continue
+                f = int(links[n, T.FIRST])
+                for i in range(f, f + c):
+                    if bbs[i, 0] == P and bbs[i, 1] == O:
+                        return i
+                    nxt.append(i)
+            frontier = nxt
+        return None
+
+    def _grow(self) -> bool:
+        bbs, links, stats, meta = self._arrays
+        cap = int(meta[T.CAPACITY])
+        if cap >= self.max_nodes:
+            return False
+        new_cap = min(self.max_nodes, cap * 2)
+        nb, nl, ns, nm = T.new_tree(new_cap)
+        used = int(meta[T.NEXT_FREE])
+        nb[:used] = bbs[:used]
+        nl[:used] = links[:used]
+        ns[:used] = stats[:used]
+        nm[:] = meta
+        nm[T.CAPACITY] = new_cap
+        self._arrays = (nb, nl, ns, nm)
+        return True
+
+    # --- searching ---------------------------------------------------------------------------
+    def search(self, position: Position, limits: Limits | None = None,
+               progress: ProgressCallback | None = None,
+               progress_interval: float = 0.5) -> SearchResult:
+        t0 = time.monotonic()
+        limits = limits or Limits()
+        self._sync_root(position)
+        if self._cfg is None or self._cfg_rules != int(position.rules):
+            self._cfg = self._make_cfg(int(position.rules))
+            self._table = self._make_table(int(position.rules))
+            self._cfg_rules = int(position.rules)
+        cfg, table = self._cfg, self._table
+        bbs, links, stats, meta = self._arrays
+        if links[0, T.NCHILD] < 0:
+            if not T.expand(bbs, links, stats, meta, 0):
+                self._grow()
+                bbs, links, stats, meta = self._arrays
+                T.expand(bbs, links, stats, meta, 0)
+        count = int(links[0, T.NCHILD])
+        if count == 0:  # game over: nothing to play
+            return self._result(position, 0, 0, t0, "done", False)
+        if count == 1:  # a forced move (or pass): answer at once
+            return self._result(position, 0, 0, t0, "forced", False)
+
+        deadline = limits.absolute_deadline(t0)
+        max_iters, max_playouts = limits.iterations, limits.playouts
+        if not limits.has_budget():
+            b = self._default_budget(position)
+            max_iters, max_playouts = b.iterations, b.playouts
+        it_left = max_iters if max_iters is not None else 1 << 62
+        po_left = max_playouts if max_playouts is not None else 1 << 62
+
+        iters = playouts = 0
+        batch = 4
+        full = False
+        stopped_by = "done"
+        last_progress = t0
+        gc_was = gc.isenabled()
+        gc.disable()  # a collection inside the loop could overrun a tight deadline
+        try:
+            while True:
+                if limits.stopped():
+                    stopped_by = "stop"
+                    break
+                if it_left <= 0:
+                    stopped_by = "iterations"
+                    break
+                if po_left <= 0:
+                    stopped_by = "playouts"
+                    break
+                now = time.monotonic()
+                if deadline is not None and now >= deadline and iters > 0:
+                    stopped_by = "time"
+                    break
+                n = min(batch, it_left)
+                tb = time.monotonic()
+                bbs, links, stats, meta = self._arrays
+                done_i, done_p, status = T.run_batch(bbs, links, stats, meta, cfg, table,
+                                                     self.rng, n, po_left)
+                dt = time.monotonic() - tb
+                iters += done_i
+                playouts += done_p
+                it_left -= done_i
+                po_left -= done_p
+                if status == T.STATUS_FULL:
+                    if not self._grow():
+                        meta[T.NO_EXPAND] = 1
+                        full = True
+                        log.warning("tree_full", nodes=self.nodes, cap_nodes=self.max_nodes)
+                elif status == T.STATUS_DONE:
+                    stopped_by = "done"
+                    break
+                # Size the next batch to ~5 ms, never past the deadline.
+                if done_i > 0:
+                    per_iter = max(dt / done_i, 1e-7)
+                    target = BATCH_SECONDS
+                    if deadline is not None:
+                        target = min(target, max(0.0, (deadline - time.monotonic()) * 0.5))
+                    batch = int(min(max(1, target / per_iter), MAX_BATCH_SECONDS / per_iter,
+                                    batch * 4))
+                    batch = max(1, batch)
+                if progress is not None and time.monotonic() - last_progress >= progress_interval:
+                    last_progress = time.monotonic()
+                    progress(self._result(position, iters, playouts, t0, "", full, final=False))
+        finally:
+            if gc_was:
+                gc.enable()
+        return self._result(position, iters, playouts, t0, stopped_by, full)
+
+    def _result(self, position: Position, iters: int, playouts: int, t0: float,
+                stopped_by: str, full: bool, final: bool = True) -> SearchResult:
+        bbs, links, stats, meta = self._arrays
+        first, count = int(links[0, T.FIRST]), int(links[0, T.NCHILD])
+        moves: list[MoveStat] = []
+        best_move = None
+        if count > 0:
+            best_row = self._final(links, stats, first, count, position)
+            for i in range(first, first + count):
+                n = stats[i, T.N]
+                extra = self._move_extras(links, stats, i, position) if self._move_extras else {}
+                moves.append(MoveStat(
+                    move=int(links[i, T.MOVE]), visits=int(n), value=_mean(stats, i),
+                    prior=float(stats[i, T.PRIOR]),
+                    margin=float(stats[i, T.MARGIN] / n) if n > 0 else None, extra=extra))
+            best_move = int(links[best_row, T.MOVE])
+            moves.sort(key=lambda m: (m.move != best_move, -m.visits, -m.value))
+        root_n = stats[0, T.N]
+        root_value = -float(stats[0, T.W] / root_n) if root_n > 0 else (
+            moves[0].value if moves else 0.0)
+        return SearchResult(
+            best_move=best_move, moves=moves, pv=self._pv(best_move), root_value=root_value,
+            iterations=iters, playouts=playouts, elapsed=time.monotonic() - t0,
+            reused_fraction=self._reused, tree_nodes=self.nodes, tree_full=full,
+            stopped_by=stopped_by, agent=self.name, final=final)
+
+    def _pv(self, best_move: int | None, max_len: int = 30) -> list[int]:
+        if best_move is None:
+            return []
+        bbs, links, stats, meta = self._arrays
+        pv = [best_move]
+        f, c = int(links[0, T.FIRST]), int(links[0, T.NCHILD])
+        node = next(i for i in range(f, f + c) if int(links[i, T.MOVE]) == best_move)
+        while len(pv) < max_len:
+            c = int(links[node, T.NCHILD])
+            if c <= 0:
+                break
+            f = int(links[node, T.FIRST])
+            nxt = max(range(f, f + c), key=lambda i: stats[i, T.N])
+            if stats[nxt, T.N] <= 0:
+                break
+            pv.append(int(links[nxt, T.MOVE]))
+            node = nxt
+        return pv
+
+
+def cfg_array(**values: float) -> np.ndarray:
+    """A cfg vector with named fields (see tree.py ``C_*``)."""
+    cfg = np.zeros(T.N_CFG, dtype=np.float64)
+    cfg[T.C_SIMS] = 1
+    cfg[T.C_EXPLORE] = math.sqrt(2)
+    cfg[T.C_LOGK] = 1
+    for k, v in values.items():
+        cfg[getattr(T, "C_" + k.upper())] = v
+    return cfg
+
+
+__all__ = ["TreeSearch", "Budget", "cfg_array", "most_visits", "best_mean", "PASS"]

@@ -1,0 +1,211 @@
+"""Rollout (playout) policies, all inside numba, all seeded through the caller's RNG array.
+
+Policy ids (``policy`` argument):
+
+* ``RANDOM`` - uniform over legal moves (seed 000 Alg. 3.1, seed 001 "random").
+* ``PSEUDO`` - seed 004's ``simRandPlus``: draw a move uniformly; if it is a "very bad" square,
+  draw again, at most twice.  Very bad squares are the X- and C-squares under standard rules.
+  Under reversed rules the roles turn around (seed 001: corners become worthless, X/C squares
+  valuable), so the corners are the squares to avoid.  This choice is ours.
+* ``TABLE`` - greedy on a square-value table with uniform tie-breaking (seed 001's "value map"
+  and "Roxanne" policies; the caller passes the table already signed for the rules).
+* ``HEURISTIC`` - seed 002's move evaluation: the move maximising
+  ``400*(corners - opp corners) + 100*(opp X - own X) + 50*moves/opp moves + 80*pmob/opp pmob``
+  measured after the move (ratios use ``max(1, .)`` denominators; potential mobility is the
+  number of empty squares next to the other side's discs).  Under reversed rules the move
+  minimising it is played.
+
+Every rollout returns ``(mine, theirs)``: the final disc counts of the side to move at its start.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from engine_server.game.bitboard import (
+    NOT_A_H,
+    REVERSED,
+    S1,
+    S7,
+    S8,
+    S9,
+    S32,
+    U,
+    U0,
+    U1,
+    flips,
+    legal_moves,
+    popcount,
+    rng_next,
+)
+from engine_server.game.valuemaps import C_SQUARES, CORNERS, X_SQUARES
+
+RANDOM = 0
+PSEUDO = 1
+TABLE = 2
+HEURISTIC = 3
+
+POLICY_NAMES = {"random": RANDOM, "pseudo": PSEUDO, "pseudo-random": PSEUDO,
+                "valuemap": TABLE, "roxanne": TABLE, "heuristic": HEURISTIC}
+
+_CORNERS = U(CORNERS)
+_XC = U(X_SQUARES | C_SQUARES)
+_X = U(X_SQUARES)
+
+
+@njit(cache=True, inline="always")
+def _pick_uniform(moves, rng):
+    k = ((rng_next(rng) >> S32) * U(popcount(moves))) >> S32
+    while k > U0:
+        moves &= moves - U1
+        k -= U1
+    return moves & (~moves + U1)
+
+
+@njit(cache=True)
+def bad_squares(rules):
+    """The squares seed 004's pseudo-random playout re-draws, per rules (see module doc)."""
+    return _CORNERS if rules == REVERSED else _XC
+
+
+@njit(cache=True, inline="always")
+def pick_pseudo(moves, bad, rng):
+    m = _pick_uniform(moves, rng)
+    if m & bad:
+        m = _pick_uniform(moves, rng)
+        if m & bad:
+            m = _pick_uniform(moves, rng)
+    return m
+
+
+@njit(cache=True)
+def pick_table(moves, table, rng):
+    best = -1 << 60
+    count = 0
+    chosen = U0
+    mm = moves
+    while mm:
+        m = mm & (~mm + U1)
+        mm ^= m
+        sq = popcount(m - U1)
+        v = table[sq]
+        if v > best:
+            best = v
+            chosen = m
+            count = 1
+        elif v == best:
+            # Reservoir sampling keeps ties uniform without a second pass.
+            count += 1
+            if ((rng_next(rng) >> S32) * U(count)) >> S32 == U0:
+                chosen = m
+    return chosen
+
+
+@njit(cache=True, inline="always")
+def _neighbours(x):
+    return (((x << S1) | (x >> S7) | (x << S9)) & NOT_A_H_LEFT) | \
+           (((x >> S1) | (x << S7) | (x >> S9)) & NOT_H_RIGHT) | (x << S8) | (x >> S8)
+
+
+NOT_A_H_LEFT = U(0xFEFEFEFEFEFEFEFE)   # after a shift towards column h, column a is garbage
+NOT_H_RIGHT = U(0x7F7F7F7F7F7F7F7F)    # after a shift towards column a, column h is garbage
+
+
+@njit(cache=True)
+def potential_mobility(own, opp):
+    """Empty squares next to ``opp``'s discs (seed 002's p-mob for the owner of ``own``)."""
+    empty = ~(own | opp)
+    return popcount(_neighbours(opp) & empty)
+
+
+@njit(cache=True)
+def heuristic_eval(me, opp):
+    """Seed 002's evaluation of a position from the point of view of the owner of ``me``."""
+    my_moves = popcount(legal_moves(me, opp))
+    op_moves = popcount(legal_moves(opp, me))
+    v = 400.0 * (popcount(me & _CORNERS) - popcount(opp & _CORNERS))
+    v += 100.0 * (popcount(opp & _X) - popcount(me & _X))
+    v += 50.0 * my_moves / max(1, op_moves)
+    v += 80.0 * potential_mobility(me, opp) / max(1, potential_mobility(opp, me))
+    return v
+
+
+@njit(cache=True)
+def pick_heuristic(P, O, moves, rules, rng):
+    best = -1e300
+    count = 0
+    chosen = U0
+    sign = -1.0 if rules == REVERSED else 1.0
+    mm = moves
+    while mm:
+        m = mm & (~mm + U1)
+        mm ^= m
+        f = flips(P, O, m)
+        v = sign * heuristic_eval(P ^ f ^ m, O ^ f)
+        if v > best:
+            best = v
+            chosen = m
+            count = 1
+        elif v == best:
+            count += 1
+            if ((rng_next(rng) >> S32) * U(count)) >> S32 == U0:
+                chosen = m
+    return chosen
+
+
+@njit(cache=True)
+def rollout(P, O, policy, rules, table, rng):
+    """Play to the end with ``policy``; returns the final ``(mine, theirs)`` of the starting side."""
+    flipped = False
+    bad = bad_squares(rules)
+    while True:
+        moves = legal_moves(P, O)
+        if moves == U0:
+            if legal_moves(O, P) == U0:
+                break
+            P, O = O, P
+            flipped = not flipped
+            continue
+        if policy == RANDOM:
+            m = _pick_uniform(moves, rng)
+        elif policy == PSEUDO:
+            m = pick_pseudo(moves, bad, rng)
+        elif policy == TABLE:
+            m = pick_table(moves, table, rng)
+        else:
+            m = pick_heuristic(P, O, moves, rules, rng)
+        f = flips(P, O, m)
+        P, O = O ^ f, P ^ f ^ m
+        flipped = not flipped
+    if flipped:
+        return popcount(O), popcount(P)
+    return popcount(P), popcount(O)
+
+
+@njit(cache=True)
+def choose_move(P, O, policy, rules, table, rng):
+    """One move of a rollout policy as a square index (64 = pass, -1 = game over)."""
+    moves = legal_moves(P, O)
+    if moves == U0:
+        return 64 if legal_moves(O, P) != U0 else -1
+    if policy == RANDOM:
+        m = _pick_uniform(moves, rng)
+    elif policy == PSEUDO:
+        m = pick_pseudo(moves, bad_squares(rules), rng)
+    elif policy == TABLE:
+        m = pick_table(moves, table, rng)
+    else:
+        m = pick_heuristic(P, O, moves, rules, rng)
+    return popcount(m - U1)
+
+
+def table_for(policy_name: str, rules: int) -> np.ndarray:
+    """The int64 table a TABLE rollout uses, signed for ``rules`` (higher = preferred)."""
+    from engine_server.game.valuemaps import FINAL_VALUE_MAP, ROXANNE_PRIORITY, for_rules
+
+    if policy_name == "roxanne":
+        return for_rules(-ROXANNE_PRIORITY, rules).astype(np.int64)
+    if policy_name == "valuemap":
+        return for_rules(FINAL_VALUE_MAP, rules).astype(np.int64)
+    return np.zeros(64, dtype=np.int64)

@@ -1,0 +1,566 @@
+"""The search tree in preallocated numpy arrays, and the numba kernels that grow and search it.
+
+One node per row of three arrays (row-major, so a node's fields sit together in memory):
+
+* ``bbs[i] = (P, O)`` - uint64 bitboards, side to move first;
+* ``links[i] = (parent, first_child, n_children, move, flags)`` - int32; children of a node are
+  contiguous rows ``first_child .. first_child + n_children - 1``; ``n_children = -1`` means not
+  expanded yet; ``move`` is the square that led here (64 = pass);
+* ``stats[i] = (N, W, W2, MARGIN, PRIOR, MOB)`` - float64.  ``W`` and ``MARGIN`` are sums from the
+  point of view of the player who moved *into* the node (the parent's side to move), so a parent
+  picks the child with the best ``W / N``; rewards ``z`` are in [-1, 1].
+
+``meta = (next_free, capacity, root, no_expand)`` is an int64 array shared with Python.
+
+Everything an iteration does - selection, expansion, rollouts, back-propagation - runs inside
+:func:`run_batch`; Python calls it for batches of a few milliseconds and checks its clock between
+them.  The policy is described by ``cfg`` (float64) so that every agent shares these kernels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from engine_server.game.bitboard import (
+    PASS,
+    REVERSED,
+    U,
+    U0,
+    U1,
+    disc_score,
+    flips,
+    legal_moves,
+    popcount,
+    rng_next,
+    S32,
+)
+
+from .rollout import rollout
+
+# links columns
+PARENT, FIRST, NCHILD, MOVE, FLAGS = 0, 1, 2, 3, 4
+N_LINKS = 5
+# stats columns
+N, W, W2, MARGIN, PRIOR, MOB = 0, 1, 2, 3, 4, 5
+N_STATS = 6
+# flags
+TERMINAL = 1
+COMPLETE = 2  # min-max: this root child's principal line is finished
+# meta
+NEXT_FREE, CAPACITY, ROOT, NO_EXPAND = 0, 1, 2, 3
+
+BYTES_PER_NODE = 16 + 4 * N_LINKS + 8 * N_STATS
+
+# cfg layout (float64 array)
+C_SELECT = 0        # selection rule, see SELECT_*
+C_EXPLORE = 1       # exploration constant c
+C_LOGK = 2          # UCB1: c * sqrt(LOGK * ln(N) / n)
+C_Q01 = 3           # 1: UCB1 uses win rates in [0, 1] instead of z in [-1, 1]
+C_PARENT_SUM = 4    # 1: UCB1's N is the sum of the children's counts (seed 000), else parent N
+C_EXPAND_AT = 5     # a leaf is expanded once it has this many visits
+C_SIM_ALL = 6       # 1: expand a leaf and simulate every new child once (seed 001)
+C_DESCEND = 7       # 1: after expanding, descend to a child before simulating
+C_SIMS = 8          # playouts per iteration at the chosen leaf
+C_POLICY = 9        # rollout policy id (rollout.py)
+C_REWARD = 10       # REWARD_*
+C_RULES = 11        # 0 standard, 1 reversed
+C_N0 = 12           # OCBA: initial samples per child
+C_SIGMA0 = 13       # OCBA: standard deviation assumed with fewer than two samples
+C_DEPTH = 14        # min-max: layers k
+C_PER_NODE = 15     # min-max / shallow: playouts n per node
+N_CFG = 16
+
+SELECT_UCB1 = 0
+SELECT_OCBA = 1
+SELECT_PUCT = 2
+SELECT_ROUND_ROBIN = 3  # least-visited child (shallow search)
+SELECT_MINMAX = 4       # seed 000 Alg. 3.3
+
+REWARD_WIN = 0     # +1 / 0 / -1 (a win rate of 1 / 0.5 / 0)
+REWARD_RATIO = 1   # (a - b) / (a + b), a = own discs (seed 002); negated under reversed rules
+
+STATUS_OK = 0
+STATUS_FULL = 1    # no room to expand: Python grows the arrays or sets NO_EXPAND
+STATUS_DONE = 2    # the policy has nothing left to do (e.g. min-max lines complete, solved root)
+
+
+def new_tree(capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    bbs = np.zeros((capacity, 2), dtype=np.uint64)
+    links = np.zeros((capacity, N_LINKS), dtype=np.int32)
+    stats = np.zeros((capacity, N_STATS), dtype=np.float64)
+    meta = np.array([0, capacity, 0, 0], dtype=np.int64)
+    return bbs, links, stats, meta
+
+
+@njit(cache=True)
+def init_root(bbs, links, stats, meta, P, O):
+    bbs[0, 0] = P
+    bbs[0, 1] = O
+    links[0, PARENT] = -1
+    links[0, FIRST] = -1
+    links[0, NCHILD] = -1
+    links[0, MOVE] = -1
+    links[0, FLAGS] = 0
+    for k in range(N_STATS):
+        stats[0, k] = 0.0
+    meta[NEXT_FREE] = 1
+    meta[ROOT] = 0
+
+
+@njit(cache=True)
+def expand(bbs, links, stats, meta, node):
+    """Create all children of ``node`` (a pass is an explicit child).  False when out of room."""
+    P = bbs[node, 0]
+    O = bbs[node, 1]
+    moves = legal_moves(P, O)
+    if moves == U0:
+        if legal_moves(O, P) == U0:
+            links[node, FLAGS] |= TERMINAL
+            links[node, NCHILD] = 0
+            links[node, FIRST] = -1
+            return True
+        count = 1
+    else:
+        count = popcount(moves)
+    start = meta[NEXT_FREE]
+    if start + count > meta[CAPACITY]:
+        return False
+    meta[NEXT_FREE] = start + count
+    links[node, FIRST] = start
+    links[node, NCHILD] = count
+    prior = 1.0 / count
+    i = start
+    if moves == U0:
+        bbs[i, 0] = O
+        bbs[i, 1] = P
+        _init_child(links, stats, i, node, PASS, prior)
+        return True
+    mm = moves
+    while mm:
+        m = mm & (~mm + U1)
+        mm ^= m
+        f = flips(P, O, m)
+        bbs[i, 0] = O ^ f
+        bbs[i, 1] = P ^ f ^ m
+        _init_child(links, stats, i, node, popcount(m - U1), prior)
+        i += 1
+    return True
+
+
+@njit(cache=True, inline="always")
+def _init_child(links, stats, i, parent, move, prior):
+    links[i, PARENT] = parent
+    links[i, FIRST] = -1
+    links[i, NCHILD] = -1
+    links[i, MOVE] = move
+    links[i, FLAGS] = 0
+    stats[i, N] = 0.0
+    stats[i, W] = 0.0
+    stats[i, W2] = 0.0
+    stats[i, MARGIN] = 0.0
+    stats[i, PRIOR] = prior
+    stats[i, MOB] = 0.0
+
+
+@njit(cache=True)
+def _is_terminal(bbs, node):
+    P = bbs[node, 0]
+    O = bbs[node, 1]
+    return legal_moves(P, O) == U0 and legal_moves(O, P) == U0
+
+
+@njit(cache=True)
+def _reward(mine, theirs, cfg):
+    """``(z, margin)`` for the side owning ``mine`` at the end of a game."""
+    rules = np.int64(cfg[C_RULES])
+    score = disc_score(mine, theirs, rules)
+    if cfg[C_REWARD] == REWARD_RATIO:
+        total = mine + theirs
+        d = (theirs - mine) if rules == REVERSED else (mine - theirs)
+        z = d / total if total > 0 else 0.0
+    else:
+        z = 1.0 if score > 0 else (-1.0 if score < 0 else 0.0)
+    return z, float(score)
+
+
+@njit(cache=True)
+def simulate(bbs, node, cfg, table, rng):
+    """One rollout from ``node``: ``(z, margin)`` for the player who moved into ``node``."""
+    mine, theirs = rollout(bbs[node, 0], bbs[node, 1], np.int64(cfg[C_POLICY]),
+                           np.int64(cfg[C_RULES]), table, rng)
+    z, margin = _reward(mine, theirs, cfg)
+    return -z, -margin
+
+
+@njit(cache=True)
+def backup(links, stats, node, z, margin, mobility, root):
+    """Add one result along the path ``node .. root``; ``z`` is for the mover into ``node``."""
+    i = node
+    parity = 0
+    while True:
+        stats[i, N] += 1.0
+        stats[i, W] += z
+        stats[i, W2] += z * z
+        stats[i, MARGIN] += margin
+        if parity == 0:
+            # seed 004: mobility of the simulated node goes to the nodes with its side to move
+            stats[i, MOB] += mobility
+        if i == root:
+            break
+        i = links[i, PARENT]
+        z = -z
+        margin = -margin
+        parity ^= 1
+
+
+@njit(cache=True, inline="always")
+def _mean(stats, i):
+    n = stats[i, N]
+    return stats[i, W] / n if n > 0 else 0.0
+
+
+@njit(cache=True)
+def select_child(bbs, links, stats, node, cfg, rng):
+    """The child of an expanded ``node`` that the tree policy visits next."""
+    first = links[node, FIRST]
+    count = links[node, NCHILD]
+    if count == 1:
+        return first
+    mode = cfg[C_SELECT]
+    if mode == SELECT_OCBA:
+        return _select_ocba(links, stats, first, count, cfg)
+    if mode == SELECT_ROUND_ROBIN:
+        best = first
+        for i in range(first + 1, first + count):
+            if stats[i, N] < stats[best, N]:
+                best = i
+        return best
+    if mode == SELECT_PUCT:
+        sqrt_n = math.sqrt(max(1.0, stats[node, N]))
+        c = cfg[C_EXPLORE]
+        best = first
+        best_v = -1e300
+        for i in range(first, first + count):
+            n = stats[i, N]
+            q = stats[i, W] / n if n > 0 else 0.0
+            v = q + c * stats[i, PRIOR] * sqrt_n / (1.0 + n)
+            if v > best_v:
+                best_v = v
+                best = i
+        return best
+    # UCB1 family; unvisited children first, in move order
+    total = 0.0
+    for i in range(first, first + count):
+        if stats[i, N] == 0.0:
+            return i
+        total += stats[i, N]
+    parent_n = total if cfg[C_PARENT_SUM] == 1.0 else max(stats[node, N], 1.0)
+    log_term = cfg[C_LOGK] * math.log(parent_n)
+    c = cfg[C_EXPLORE]
+    q01 = cfg[C_Q01] == 1.0
+    best = first
+    best_v = -1e300
+    for i in range(first, first + count):
+        n = stats[i, N]
+        q = stats[i, W] / n
+        if q01:
+            q = 0.5 * (q + 1.0)
+        v = q + c * math.sqrt(log_term / n)
+        if v > best_v:
+            best_v = v
+            best = i
+    return best
+
+
+@njit(cache=True)
+def _select_ocba(links, stats, first, count, cfg):
+    """OCBA allocation (design-notes section 3): sample every child n0 times, then the child
+    whose OCBA target count is furthest above its current count ("most starving")."""
+    n0 = cfg[C_N0]
+    best = -1
+    for i in range(first, first + count):
+        if stats[i, N] < n0 and (best < 0 or stats[i, N] < stats[best, N]):
+            best = i
+    if best >= 0:
+        return best
+    sigma0 = cfg[C_SIGMA0]
+    # best mean (ties: keep the set; if all tie, least visited)
+    top = -1e300
+    for i in range(first, first + count):
+        m = _mean(stats, i)
+        if m > top:
+            top = m
+    n_best = 0
+    least = first
+    for i in range(first, first + count):
+        if _mean(stats, i) == top:
+            n_best += 1
+        if stats[i, N] < stats[least, N]:
+            least = i
+    if n_best == count:
+        return least
+    ratios = np.empty(count)
+    sig = np.empty(count)
+    for j in range(count):
+        i = first + j
+        n = stats[i, N]
+        m = stats[i, W] / n
+        var = stats[i, W2] / n - m * m
+        s = math.sqrt(var) if (n >= 2 and var > 0.0) else sigma0
+        sig[j] = max(s, 1e-3)
+    # reference: the first non-best child
+    ref = -1
+    for j in range(count):
+        if _mean(stats, first + j) != top:
+            ref = j
+            break
+    d_ref = top - _mean(stats, first + ref)
+    ref_term = sig[ref] / d_ref
+    sum_sq = 0.0
+    for j in range(count):
+        i = first + j
+        m = _mean(stats, i)
+        if m != top:
+            t = (sig[j] / (top - m)) / ref_term
+            ratios[j] = t * t
+            sum_sq += ratios[j] * ratios[j] / (sig[j] * sig[j])
+    for j in range(count):
+        if _mean(stats, first + j) == top:
+            ratios[j] = sig[j] * math.sqrt(sum_sq)
+    total_ratio = 0.0
+    total_n = 1.0
+    for j in range(count):
+        total_ratio += ratios[j]
+        total_n += stats[first + j, N]
+    best = first
+    best_gap = -1e300
+    for j in range(count):
+        gap = total_n * ratios[j] / total_ratio - stats[first + j, N]
+        if gap > best_gap:
+            best_gap = gap
+            best = first + j
+    return best
+
+
+@njit(cache=True)
+def _minmax_pick_root_child(links, stats, root):
+    first = links[root, FIRST]
+    best = -1
+    for i in range(first, first + links[root, NCHILD]):
+        if links[i, FLAGS] & COMPLETE:
+            continue
+        if best < 0 or stats[i, N] < stats[best, N]:
+            best = i
+    return best
+
+
+@njit(cache=True)
+def _minmax_backup(links, stats, target, top, root, z, margin):
+    """Alg. 3.3 compares each layer's nodes by their own n playouts, so a playout counts only at
+    its start node; the root child and the root just count the work (for scheduling and the
+    reported visits)."""
+    i = target
+    while True:
+        if i == target or i == top or i == root:
+            stats[i, N] += 1.0
+            stats[i, W] += z
+            stats[i, W2] += z * z
+            stats[i, MARGIN] += margin
+        if i == root:
+            break
+        i = links[i, PARENT]
+        z = -z
+        margin = -margin
+
+
+@njit(cache=True)
+def _minmax_iteration(bbs, links, stats, meta, cfg, table, rng):
+    """One step of seed 000 Alg. 3.3 on the tree.  Returns (playouts, status)."""
+    root = meta[ROOT]
+    top = _minmax_pick_root_child(links, stats, root)
+    if top < 0:
+        return 0, STATUS_DONE
+    k = np.int64(cfg[C_DEPTH])
+    per_node = cfg[C_PER_NODE]
+    node = top
+    depth = 1
+    while True:
+        if links[node, NCHILD] < 0:
+            if not expand(bbs, links, stats, meta, node):
+                return 0, STATUS_FULL
+        if links[node, FLAGS] & TERMINAL or depth >= k:
+            links[top, FLAGS] |= COMPLETE
+            return 0, STATUS_OK
+        first = links[node, FIRST]
+        count = links[node, NCHILD]
+        target = -1
+        for i in range(first, first + count):
+            if stats[i, N] < per_node:
+                target = i
+                break
+        if target >= 0:
+            z, margin = simulate(bbs, target, cfg, table, rng)
+            _minmax_backup(links, stats, target, top, root, z, margin)
+            return 1, STATUS_OK
+        # every child sampled n times: the mover expands its best child (max for us, min for
+        # the opponent, which is the max of the opponent's own view stored in W)
+        best = first
+        for i in range(first + 1, first + count):
+            if _mean(stats, i) > _mean(stats, best):
+                best = i
+        node = best
+        depth += 1
+
+
+@njit(cache=True, nogil=True)
+def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts):
+    """Run up to ``max_iters`` iterations / ``max_playouts`` playouts.
+
+    Returns ``(iterations, playouts, status)``.
+    """
+    root = meta[ROOT]
+    iters = 0
+    playouts = 0
+    mode = cfg[C_SELECT]
+    expand_at = cfg[C_EXPAND_AT]
+    sims = np.int64(cfg[C_SIMS])
+    sim_all = cfg[C_SIM_ALL] == 1.0
+    descend = cfg[C_DESCEND] == 1.0
+    ocba = mode == SELECT_OCBA
+    n0 = cfg[C_N0]
+    while iters < max_iters and playouts < max_playouts:
+        if mode == SELECT_MINMAX:
+            p, status = _minmax_iteration(bbs, links, stats, meta, cfg, table, rng)
+            if status != STATUS_OK:
+                return iters, playouts, status
+            playouts += p
+            iters += 1
+            continue
+        node = root
+        # --- selection (and expansion on the way down) ---------------------------------------
+        while True:
+            if links[node, FLAGS] & TERMINAL:
+                break
+            if links[node, NCHILD] < 0:
+                if stats[node, N] < expand_at or meta[NO_EXPAND] == 1:
+                    break
+                if not expand(bbs, links, stats, meta, node):
+                    return iters, playouts, STATUS_FULL
+                if links[node, FLAGS] & TERMINAL:
+                    break
+                if sim_all or not descend:
+                    break
+            elif sim_all and links[node, NCHILD] > 0 and _children_unvisited(links, stats, node):
+                break
+            child = select_child(bbs, links, stats, node, cfg, rng)
+            node = child
+            if ocba and stats[node, N] < n0:
+                break
+        # --- simulation and back-propagation ----------------------------------------------
+        if links[node, FLAGS] & TERMINAL or (links[node, NCHILD] < 0 and _is_terminal(bbs, node)):
+            P = bbs[node, 0]
+            O = bbs[node, 1]
+            z, margin = _reward(popcount(P), popcount(O), cfg)
+            backup(links, stats, node, -z, -margin, 0.0, root)
+            iters += 1
+            playouts += 1
+            continue
+        if sim_all and links[node, NCHILD] > 0:
+            first = links[node, FIRST]
+            for i in range(first, first + links[node, NCHILD]):
+                if stats[i, N] == 0.0:
+                    z, margin = simulate(bbs, i, cfg, table, rng)
+                    backup(links, stats, i, z, margin, 0.0, root)
+                    playouts += 1
+            iters += 1
+            continue
+        mobility = float(popcount(legal_moves(bbs[node, 0], bbs[node, 1])))
+        for _ in range(sims):
+            z, margin = simulate(bbs, node, cfg, table, rng)
+            backup(links, stats, node, z, margin, mobility, root)
+            playouts += 1
+        iters += 1
+    return iters, playouts, STATUS_OK
+
+
+@njit(cache=True)
+def _children_unvisited(links, stats, node):
+    first = links[node, FIRST]
+    for i in range(first, first + links[node, NCHILD]):
+        if stats[i, N] == 0.0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def count_subtree(links, node):
+    """Number of nodes in the subtree of ``node`` (explicit stack, no recursion)."""
+    stack = np.empty(64 * 64, dtype=np.int64)
+    total = 0
+    top = 0
+    stack[0] = node
+    top = 1
+    while top > 0:
+        top -= 1
+        i = stack[top]
+        total += 1
+        n = links[i, NCHILD]
+        if n > 0:
+            f = links[i, FIRST]
+            if top + n > stack.shape[0]:
+                bigger = np.empty(stack.shape[0] * 2 + n, dtype=np.int64)
+                bigger[:top] = stack[:top]
+                stack = bigger
+            for c in range(f, f + n):
+                stack[top] = c
+                top += 1
+    return total
+
+
+@njit(cache=True)
+def copy_subtree(src_bbs, src_links, src_stats, node, dst_bbs, dst_links, dst_stats):
+    """Copy the subtree of ``node`` into empty arrays with ``node`` as row 0 (breadth first,
+    so children stay contiguous).  Returns the number of rows used."""
+    # queue of (source row, destination row); children get their rows when the parent is copied
+    queue = np.empty(dst_bbs.shape[0], dtype=np.int64)
+    dst_of = np.empty(dst_bbs.shape[0], dtype=np.int64)
+    queue[0] = node
+    dst_of[0] = 0
+    head = 0
+    tail = 1
+    next_free = 1
+    while head < tail:
+        s = queue[head]
+        d = dst_of[head]
+        head += 1
+        dst_bbs[d, 0] = src_bbs[s, 0]
+        dst_bbs[d, 1] = src_bbs[s, 1]
+        for k in range(src_stats.shape[1]):
+            dst_stats[d, k] = src_stats[s, k]
+        dst_links[d, MOVE] = src_links[s, MOVE]
+        dst_links[d, FLAGS] = src_links[s, FLAGS]
+        n = src_links[s, NCHILD]
+        dst_links[d, NCHILD] = n
+        if n > 0:
+            f = src_links[s, FIRST]
+            dst_links[d, FIRST] = next_free
+            for c in range(n):
+                queue[tail] = f + c
+                dst_of[tail] = next_free + c
+                tail += 1
+            for c in range(n):
+                dst_links[next_free + c, PARENT] = d
+            next_free += n
+        else:
+            dst_links[d, FIRST] = -1
+    dst_links[0, PARENT] = -1
+    dst_links[0, MOVE] = -1
+    return next_free
+
+
+@njit(cache=True)
+def rng_pick(rng, n):
+    return np.int64(((rng_next(rng) >> S32) * U(n)) >> S32)
