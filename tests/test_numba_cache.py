@@ -29,8 +29,21 @@ PROBE = textwrap.dedent(
         "moves": int(bb.legal_moves(P, O)),
         "score": int(bb.final_score(P, O, bb.REVERSED)),
     }
+    from engine_server.agents import AGENTS, make_agent
+    from engine_server.game import Game
+    from engine_server.search import rollout as R
+    from engine_server.search import tree as T
+    from engine_server.search.limits import Limits
+    pos = Game.from_moves(["f5", "d6"]).position
+    moves = {}
+    for name in AGENTS:
+        a = make_agent(name, seed=4)
+        moves[name] = a.search(pos, Limits(iterations=50)).best_move
+        a.advance([moves[name]])
+    out["agents"] = moves
     kernels = [perft_bik, perft_edax, random_games_from_start, random_playout, bb.legal_moves,
-               bb.final_score]
+               bb.final_score, T.run_batch, T.expand, T.init_root, T.copy_subtree,
+               T.count_subtree, R.choose_move]
     stats = {k.py_func.__name__: (sum(k.stats.cache_hits.values()),
                                   sum(k.stats.cache_misses.values())) for k in kernels}
     print(json.dumps({"out": out, "stats": stats}))
@@ -51,5 +64,6 @@ def test_second_process_loads_cached_kernels():
     second = _run()
     assert second["out"] == first["out"]
     assert second["out"]["bik"] == 8200 and second["out"]["edax"] == 8200
+    assert len(second["out"]["agents"]) >= 9
     for name, (hits, misses) in second["stats"].items():
         assert misses == 0 and hits >= 1, (name, hits, misses)

@@ -81,6 +81,7 @@ class TreeSearch:
         self._cfg: np.ndarray | None = None
         self._table: np.ndarray | None = None
         self._cfg_rules: int | None = None
+        self._advanced = False  # advance() ran since the last search: keep its reuse figure
 
     # --- tree management ---------------------------------------------------------------------
     @property
@@ -105,6 +106,7 @@ class TreeSearch:
         """
         if self.root_position is None:
             return 0.0
+        self._advanced = True
         bbs, links, stats, meta = self._arrays
         before = self.nodes
         node = 0
@@ -150,7 +152,8 @@ class TreeSearch:
         if self.root_position is not None and position.rules != self.root_position.rules:
             self.reset()
         if self.root_position == position:
-            self._reused = 1.0 if self.nodes > 1 else 0.0
+            if not self._advanced:  # same root as the last search: the whole tree is kept
+                self._reused = 1.0 if self.nodes > 1 else 0.0
             return
         if self.root_position is not None:
             found = self._find_descendant(position, max_depth=4)
@@ -201,6 +204,7 @@ class TreeSearch:
         t0 = time.monotonic()
         limits = limits or Limits()
         self._sync_root(position)
+        self._advanced = False
         if self._cfg is None or self._cfg_rules != int(position.rules):
             self._cfg = self._make_cfg(int(position.rules))
             self._table = self._make_table(int(position.rules))

@@ -1,0 +1,42 @@
+"""The console scripts, run as a user runs them."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ENV = dict(os.environ, PYTHONPATH=str(REPO))
+
+
+def _run(*args, timeout=300):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=ENV,
+                          cwd=REPO, timeout=timeout)
+
+
+def test_list_agents_names_every_agent_with_parameters_and_seed():
+    r = _run("-m", "engine_server", "--list-agents")
+    assert r.returncode == 0, r.stderr
+    for name in ("random", "pseudo-random", "shallow", "minmax", "ucb1", "uct", "ocba", "dk"):
+        assert f"\n{name}" in "\n" + r.stdout
+    assert "seed 000 Alg. 3.4" in r.stdout and "n0" in r.stdout and "nSims" in r.stdout
+
+
+def test_bad_agent_spec_is_a_clear_error():
+    r = _run("-m", "engine_server", "--agent", "uct:bogus=1")
+    assert r.returncode == 2
+    assert "unknown parameter 'bogus'" in r.stderr and r.stdout == ""
+
+
+def test_bench_perft_and_search_print_json_lines():
+    r = _run("-m", "benchmarks.cli", "perft", "6", "--json", "--repeat", "1", "--no-c")
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout)
+    assert obj["depth"] == 6 and obj["count"] == 8200 and obj["leaves_per_s"] > 0
+    r = _run("-m", "benchmarks.cli", "search", "--agent", "uct", "--seconds", "0.2",
+             "--repeat", "1", "--position", "midgame", "--json")
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout)
+    assert obj["iterations_per_s"] > 0 and obj["playouts_per_s"] > 0
+    assert obj["max_overrun_s"] < 0.05
