@@ -1,10 +1,11 @@
-"""``othello-engine``: the engine's command line."""
+"""``othello-engine``: the long-running engine process (NBoard v2 or GTP on stdin/stdout)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from . import __version__
 from .log import configure_logging, get_logger
 
 
@@ -13,35 +14,46 @@ def _parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(
         prog="othello-engine",
-        description="Othello engine server. Until the protocol front ends land, it plays a "
-                    "self-play demo game of the chosen agent and prints the board to stdout.")
+        description="Othello engine speaking NBoard v2 or GTP v2 on stdin/stdout. The first "
+                    "command picks the protocol unless --protocol says it. Logs go to stderr "
+                    "(or --log-file); stdout carries protocol lines only.")
     p.add_argument("--agent", default=DEFAULT_AGENT,
-                   help="agent spec name[:key=value,...]; see --list-agents")
+                   help=f"agent spec name[:key=value,...] (default {DEFAULT_AGENT}); "
+                        "see --list-agents")
     p.add_argument("--list-agents", action="store_true",
                    help="list agents, their parameters, defaults and source seeds, then exit")
-    p.add_argument("--rules", default="standard", choices=["standard", "reversed"])
-    p.add_argument("--move-time", type=float, default=0.2, help="seconds per move")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--log-level", default="warning")
-    p.add_argument("--log-file", default=None)
+    p.add_argument("--protocol", default="auto", choices=["auto", "nboard", "gtp"],
+                   help="auto: 'nboard', 'ping' or 'set ...' first means NBoard, else GTP")
+    p.add_argument("--rules", default="standard", choices=["standard", "reversed"],
+                   help="reversed: fewer discs win (GGF TY[..a] also selects it per game)")
+    p.add_argument("--move-time", type=float, default=None, metavar="SECONDS",
+                   help="hard cap per move, measured from the command's arrival (e.g. 4.8)")
+    p.add_argument("--ponder", action="store_true",
+                   help="think on the opponent's time until the next command")
+    p.add_argument("--seed", type=int, default=1, help="seed of the agent's random stream")
+    p.add_argument("--name", default="OthelloPy", help="engine name (one word)")
+    p.add_argument("--no-warmup", action="store_true",
+                   help="do not load/compile the search kernels in the background at start")
+    p.add_argument("--selfplay", action="store_true",
+                   help="play one game against itself, print it, and exit")
+    p.add_argument("--log-level", default="warning",
+                   choices=["debug", "info", "warning", "error", "critical"])
+    p.add_argument("--log-file", default=None, help="append logs (JSON lines) to this file")
     return p
 
 
-def _demo(spec: str, rules: str, seed: int, move_time: float) -> int:
+def _selfplay(spec: str, rules: str, seed: int, move_time: float) -> int:
     from .agents import make_agent
     from .game import Game, Position, square_name
     from .search.limits import Limits
 
     agent = make_agent(spec, seed=seed)
-    log = get_logger("demo")
     game = Game(Position.start(rules))
     played = 0
     while not game.is_over():
         agent.advance(game.moves[played:])
         played = len(game.moves)
-        result = agent.search(game.position, Limits(time=move_time))
-        log.info("move", **result.summary())
-        game.play(result.best_move)
+        game.play(agent.search(game.position, Limits(time=move_time)).best_move)
     print(game.position)
     print(" ".join(square_name(m) for m in game.moves))
     print(game.result())
@@ -63,8 +75,24 @@ def main(argv: list[str] | None = None) -> int:
     except AgentSpecError as e:
         print(f"othello-engine: {e}", file=sys.stderr)
         return 2
-    get_logger("engine").info("start", agent=args.agent, rules=args.rules, seed=args.seed)
-    return _demo(args.agent, args.rules, args.seed, args.move_time)
+    if args.move_time is not None and args.move_time <= 0:
+        print("othello-engine: --move-time must be > 0", file=sys.stderr)
+        return 2
+    if not args.name.isalnum():
+        print("othello-engine: --name must be letters and digits only", file=sys.stderr)
+        return 2
+    if args.selfplay:
+        return _selfplay(args.agent, args.rules, args.seed, args.move_time or 0.2)
+    from .game import Rules
+    from .serve.stdio import serve_stdio
+    from .session import EngineOptions
+
+    options = EngineOptions(agent=args.agent, rules=Rules.parse(args.rules),
+                            move_time=args.move_time, ponder=args.ponder, seed=args.seed,
+                            name=args.name, version=__version__, warmup=not args.no_warmup)
+    get_logger("engine").info("start", agent=args.agent, rules=args.rules,
+                              move_time=args.move_time, ponder=args.ponder)
+    return serve_stdio(options, args.protocol)
 
 
 if __name__ == "__main__":

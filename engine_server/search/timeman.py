@@ -1,0 +1,100 @@
+"""Time management: from a game clock and a hard per-move cap to a search budget in seconds.
+
+After KataGo's ``TimeControls::getTime``: a lag buffer is subtracted from every allotment (or
+the allotment halved when it is under twice the buffer), absolute time is split over an estimate
+of our moves left, Fischer adds the increment, byo-yomi and Canadian periods are used up but
+never overrun.  The hard per-move cap (``--move-time``) always wins.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+NONE = "none"
+ABSOLUTE = "absolute"
+BYOYOMI = "byoyomi"
+CANADIAN = "canadian"
+FISCHER = "fischer"
+KINDS = (NONE, ABSOLUTE, BYOYOMI, CANADIAN, FISCHER)
+
+
+@dataclass
+class Clock:
+    """One side's clock as the protocol last reported it.
+
+    ``main`` is the main time; ``period`` is the byo-yomi period, the Canadian period or the
+    Fischer increment; ``stones`` is the Canadian stones per period or the byo-yomi periods.
+    ``left`` / ``stones_left`` are the latest ``time_left`` values (None until one arrives).
+    """
+
+    kind: str = NONE
+    main: float = 0.0
+    period: float = 0.0
+    stones: int = 0
+    left: float | None = None
+    stones_left: int | None = None
+    updated: float = field(default_factory=time.monotonic)
+
+    def set_left(self, seconds: float, stones: int) -> None:
+        self.left = max(0.0, float(seconds))
+        self.stones_left = int(stones)
+        self.updated = time.monotonic()
+
+    def reset(self) -> None:
+        self.left = None
+        self.stones_left = None
+
+
+def apply_lag(t: float, lag: float) -> float:
+    return t / 2 if t < 2 * lag else t - lag
+
+
+def moves_left_estimate(empties: int) -> int:
+    """Our own moves still to come: half the empties, plus a reserve so the end keeps time."""
+    return max(1, (empties + 1) // 2) + 2
+
+
+@dataclass
+class TimeManager:
+    lag_buffer: float = 0.15       # seconds lost per move between the GUI's clock and ours
+    min_move_time: float = 0.02    # never plan less than this (a batch always runs anyway)
+
+    def budget(self, clock: Clock | None, empties: int, cap: float | None) -> float | None:
+        """Seconds for this move, or None when neither a clock nor a cap limits it."""
+        planned = self._from_clock(clock, empties) if clock is not None else None
+        if cap is not None:
+            planned = cap if planned is None else min(planned, cap)
+        if planned is None:
+            return None
+        return max(self.min_move_time, planned)
+
+    def _from_clock(self, c: Clock, empties: int) -> float | None:
+        if c.kind == NONE:
+            return None
+        n = moves_left_estimate(empties)
+        left = c.left
+        if c.kind == ABSOLUTE:
+            rem = c.main if left is None else left
+            return apply_lag(rem / n, self.lag_buffer)
+        if c.kind == FISCHER:
+            rem = c.main if left is None else left
+            inc = c.period
+            t = inc + max(0.0, rem - inc) / n
+            return apply_lag(min(t, rem), self.lag_buffer)
+        if c.kind == BYOYOMI:
+            # stones_left carries the periods left once main time is gone (kgs convention).
+            in_main = left is None or (c.stones_left or 0) == 0
+            if in_main:
+                rem = c.main if left is None else left
+                return apply_lag(max(rem / n, c.period), self.lag_buffer)
+            return apply_lag(min(left, c.period), self.lag_buffer)
+        if c.kind == CANADIAN:
+            in_main = left is None or (c.stones_left or 0) == 0
+            if in_main:
+                rem = c.main if left is None else left
+                if rem <= 0:
+                    return apply_lag(c.period / max(1, c.stones), self.lag_buffer)
+                return apply_lag(rem / n, self.lag_buffer)
+            return apply_lag(left / max(1, c.stones_left or 1), self.lag_buffer)
+        raise ValueError(f"unknown clock kind {c.kind!r}; accepted: {', '.join(KINDS)}")

@@ -1,0 +1,119 @@
+"""The stdin/stdout transport: a reader thread, the controller loop, clean exits.
+
+The reader thread only reads and queues lines (with their arrival time, from which deadlines are
+measured); it also makes a running search return at once when ``quit`` or end of input arrives,
+so that a blocked ``genmove`` cannot keep the process alive.  The controller (main thread) owns
+the protocol handler and the session.  stdout carries protocol lines only, each flushed; any
+stray ``print`` from library code is redirected to stderr.
+"""
+
+from __future__ import annotations
+
+import queue
+import signal
+import sys
+import threading
+import time
+from typing import IO
+
+from engine_server.log import get_logger
+from engine_server.session import EngineOptions, Output, Session
+from protocol.common import clean_line
+
+log = get_logger("stdio")
+
+NBOARD_FIRST_WORDS = ("nboard", "ping", "set")
+
+
+def detect_protocol(line: str) -> str:
+    word = clean_line(line).split(" ", 1)[0].lower()
+    return "nboard" if word in NBOARD_FIRST_WORDS else "gtp"
+
+
+def make_handler(protocol: str, session: Session):
+    if protocol == "nboard":
+        from protocol.nboard import NBoardHandler
+
+        return NBoardHandler(session)
+    from protocol.gtp import GtpHandler
+
+    return GtpHandler(session)
+
+
+def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes] | None = None,
+                stdout: IO[str] | None = None) -> int:
+    out_stream = stdout or sys.stdout
+    in_stream = stdin or sys.stdin.buffer
+    if stdout is None:
+        sys.stdout = sys.stderr  # the protocol keeps the real stdout for itself
+
+    def sink(line: str) -> None:
+        out_stream.write(line + "\n")
+        out_stream.flush()
+
+    output = Output(sink)
+    session = Session(options, output)
+    lines: queue.Queue = queue.Queue()
+    interrupt_words = {"quit"}
+
+    def reader() -> None:
+        try:
+            while True:
+                raw = in_stream.readline()
+                if not raw:
+                    break
+                text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+                word = clean_line(text, cut_comments=True).split(" ")
+                # "quit" (or "<id> quit") must not wait behind a long genmove.
+                if any(w in interrupt_words for w in word[:2]):
+                    session.interrupt()
+                lines.put((text, time.monotonic()))
+        except (OSError, ValueError):
+            pass
+        session.interrupt()
+        lines.put(None)
+
+    def on_term(signum, frame) -> None:
+        log.info("signal", signum=signum)
+        session.interrupt()
+        lines.put(None)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_term)
+        try:
+            signal.signal(signal.SIGHUP, on_term)
+        except (AttributeError, ValueError):
+            pass
+    threading.Thread(target=reader, name="stdin-reader", daemon=True).start()
+    if hasattr(in_stream, "isatty") and in_stream.isatty():
+        print("othello-engine: type GTP commands (e.g. 'genmove black', 'showboard', "
+              "'list_commands') or NBoard commands ('nboard 2', 'go'); 'quit' to leave.",
+              file=sys.stderr, flush=True)
+
+    handler = None if protocol == "auto" else make_handler(protocol, session)
+    log.info("engine_ready", agent=options.agent, rules=str(options.rules), protocol=protocol)
+    try:
+        while True:
+            try:
+                item = lines.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if item is None:
+                break
+            text, received = item
+            if handler is None:
+                if not clean_line(text, cut_comments=True):
+                    continue
+                chosen = detect_protocol(text)
+                handler = make_handler(chosen, session)
+                log.info("protocol_detected", protocol=chosen)
+            try:
+                if not handler.handle_line(text, received):
+                    break
+            except Exception:
+                # A bug must not take the engine down: log it and keep answering.
+                log.exception("handler_error", line=text.strip()[:200])
+    finally:
+        session.close()
+        log.info("engine_exit")
+    return 0

@@ -1,0 +1,500 @@
+"""GTP v2 with Othello conventions (protocols.md section 3): line in, lines out.
+
+Responses are ``=[id] result`` / ``?[id] message`` followed by a blank line; the id is echoed only
+when one was sent.  ``genmove`` waits for its search (GTP is sequential); the analysis commands
+answer their header at once and stream ``info`` lines until any input line arrives.  Quarry never
+sends passes: a ``play``/``genmove`` for the other colour when the side to move has no move
+inserts the pass.
+"""
+
+from __future__ import annotations
+
+import time
+
+from engine_server.agents import AgentSpecError
+from engine_server.game import PASS, Color, IllegalMoveError, NotationError, Rules, parse_move
+from engine_server.game import bitboard as bb
+from engine_server.log import get_logger
+from engine_server.search.limits import Limits, SearchResult
+from engine_server.search.timeman import (
+    ABSOLUTE,
+    BYOYOMI,
+    CANADIAN,
+    FISCHER,
+    NONE,
+    Clock,
+    TimeManager,
+)
+from engine_server.session import SearchJob, Session
+
+from .common import clean_line, lcb, move_text
+
+log = get_logger("gtp")
+
+ANALYZE_LIMIT = 3600.0  # an analysis never runs longer than this without input
+
+COMMANDS = [
+    "protocol_version", "name", "version", "known_command", "list_commands", "quit",
+    "boardsize", "clear_board", "komi", "play", "genmove", "reg_genmove", "undo", "showboard",
+    "final_score", "set_game", "list_games", "time_settings", "time_left", "kgs-time_settings",
+    "kata-time_settings", "kata-list_time_settings", "lz-analyze", "kata-analyze",
+    "lz-genmove_analyze", "kata-genmove_analyze", "stop", "othello-agent", "othello-rules",
+]
+
+
+class GtpError(Exception):
+    """A command that fails: answered ``? message``."""
+
+
+def _color(text: str) -> Color:
+    t = text.strip().lower()
+    if t in ("b", "black"):
+        return Color.BLACK
+    if t in ("w", "white"):
+        return Color.WHITE
+    raise GtpError("invalid color")
+
+
+class GtpHandler:
+    interrupt_words = ("quit",)
+
+    def __init__(self, session: Session, timeman: TimeManager | None = None):
+        self.session = session
+        self.out = session.output
+        self.timeman = timeman or TimeManager()
+        self.clocks = {Color.BLACK: Clock(), Color.WHITE: Clock()}
+        self.inserted: set[int] = set()  # indices of passes we inserted for Quarry
+        self._analysis: SearchJob | None = None
+
+    # --- framing ----------------------------------------------------------------------------
+    def handle_line(self, raw: str, received: float | None = None) -> bool:
+        """Handle one input line; False means quit."""
+        received = time.monotonic() if received is None else received
+        if self._analysis is not None:
+            # Any line ends a running analysis: stop it, close its response, then go on.
+            self.session.stop()
+            self._analysis = None
+            self.out.write("")
+        line = clean_line(raw, cut_comments=True)
+        if not line:
+            return True
+        parts = line.split()
+        cid = ""
+        if parts[0].isdigit():
+            cid = parts.pop(0)
+            if not parts:
+                self._respond(cid, False, "missing command")
+                return True
+        name, args = parts[0], parts[1:]
+        method = getattr(self, "cmd_" + name.replace("-", "_"), None)
+        if name not in COMMANDS or method is None:
+            self._respond(cid, False, "unknown command")
+            return True
+        try:
+            result = method(args, cid=cid, received=received)
+        except GtpError as e:
+            self._respond(cid, False, str(e))
+            return True
+        except AgentSpecError as e:
+            self._respond(cid, False, str(e))
+            return True
+        if result is _STREAMING:
+            return True
+        self._respond(cid, True, result or "")
+        then = getattr(result, "then", None)
+        if then is not None:
+            then()
+        return name != "quit"
+
+    def _respond(self, cid: str, ok: bool, text: str) -> None:
+        lines = text.split("\n") if text else [""]
+        head = ("=" if ok else "?") + cid
+        self.out.write(f"{head} {lines[0]}", *lines[1:], "")
+
+    # --- administrative ---------------------------------------------------------------------
+    def cmd_protocol_version(self, args, **_):
+        return "2"
+
+    def cmd_name(self, args, **_):
+        return self.session.options.name
+
+    def cmd_version(self, args, **_):
+        return self.session.options.version
+
+    def cmd_known_command(self, args, **_):
+        return "true" if args and args[0] in COMMANDS else "false"
+
+    def cmd_list_commands(self, args, **_):
+        return "\n".join(COMMANDS)
+
+    def cmd_quit(self, args, **_):
+        self.session.stop()
+        return ""
+
+    def cmd_boardsize(self, args, **_):
+        if not args or args[0] != "8":
+            raise GtpError("unacceptable size")
+        self.session.new_game()
+        self.inserted.clear()
+        return ""
+
+    def cmd_clear_board(self, args, **_):
+        self.session.new_game()
+        self.inserted.clear()
+        for c in self.clocks.values():
+            c.reset()
+        return ""
+
+    def cmd_komi(self, args, **_):
+        if args:
+            try:
+                float(args[0])
+            except ValueError:
+                raise GtpError("komi not a float") from None
+        return ""
+
+    def cmd_list_games(self, args, **_):
+        return "Othello"
+
+    def cmd_set_game(self, args, **_):
+        if not args or args[0].lower() not in ("othello", "reversi"):
+            raise GtpError("unsupported game")
+        return ""
+
+    def cmd_othello_agent(self, args, **_):
+        if not args:
+            return self.session.agent_spec
+        self.session.set_agent(" ".join(args))
+        return ""
+
+    def cmd_othello_rules(self, args, **_):
+        if not args:
+            return str(self.session.rules)
+        try:
+            self.session.set_rules(args[0])
+        except ValueError as e:
+            raise GtpError(str(e)) from None
+        return ""
+
+    # --- board ------------------------------------------------------------------------------
+    def _prepare_turn(self, color: Color) -> None:
+        """Quarry's implicit pass: the other side is to move but has no move."""
+        pos = self.session.position
+        if pos.side != color and pos.must_pass():
+            self.session.play(PASS)
+            self.inserted.add(len(self.session.game.moves) - 1)
+
+    def cmd_play(self, args, **_):
+        if len(args) < 2:
+            raise GtpError("syntax error: play <color> <vertex>")
+        color = _color(args[0])
+        try:
+            move = parse_move(args[1])
+        except NotationError:
+            raise GtpError("invalid vertex") from None
+        pos = self.session.position
+        if pos.side != color:
+            if not pos.must_pass():
+                raise GtpError("illegal move")
+            if move == PASS:
+                raise GtpError("illegal move")
+        before = len(self.session.game.moves)
+        self._prepare_turn(color)
+        try:
+            self.session.play(move)
+        except IllegalMoveError:
+            while len(self.session.game.moves) > before:  # roll back an inserted pass
+                self.session.undo()
+                self.inserted.discard(len(self.session.game.moves))
+            raise GtpError("illegal move") from None
+        return ""
+
+    def cmd_undo(self, args, **_):
+        game = self.session.game
+        if not game.moves:
+            raise GtpError("cannot undo")
+        self.session.undo()
+        last = len(game.moves) - 1
+        if last in self.inserted:
+            self.session.undo()
+            self.inserted.discard(last)
+        return ""
+
+    def cmd_showboard(self, args, **_):
+        return "\n" + str(self.session.position)
+
+    def cmd_final_score(self, args, **_):
+        pos = self.session.position
+        b, w = pos.discs()
+        rules = int(pos.rules)
+        score = int(bb.disc_score(b, w, rules))
+        if score > 0:
+            return f"B+{score}"
+        if score < 0:
+            return f"W+{-score}"
+        return "0"
+
+    # --- time -------------------------------------------------------------------------------
+    def _set_clocks(self, kind: str, main: float, period: float = 0.0, stones: int = 0) -> None:
+        for c in self.clocks.values():
+            c.kind, c.main, c.period, c.stones = kind, main, period, stones
+            c.reset()
+
+    def cmd_time_settings(self, args, **_):
+        try:
+            main, byo, stones = float(args[0]), float(args[1]), int(args[2])
+        except (IndexError, ValueError):
+            raise GtpError("syntax error: time_settings <main> <byo> <stones>") from None
+        if byo == 0:
+            self._set_clocks(ABSOLUTE if main > 0 else NONE, main)
+        elif stones == 0:
+            self._set_clocks(NONE, 0.0)  # GTP: byo > 0 and stones = 0 means no limit
+        else:
+            self._set_clocks(CANADIAN, main, byo, stones)
+        return ""
+
+    def cmd_kgs_time_settings(self, args, **_):
+        return self._kinded_time(args, kata=False)
+
+    def cmd_kata_time_settings(self, args, **_):
+        return self._kinded_time(args, kata=True)
+
+    def cmd_kata_list_time_settings(self, args, **_):
+        return "none absolute byoyomi canadian fischer"
+
+    def _kinded_time(self, args, kata: bool) -> str:
+        if not args:
+            raise GtpError("syntax error: missing time kind")
+        kind = args[0].lower()
+        try:
+            nums = [float(a) for a in args[1:]]
+            if kind == "none":
+                self._set_clocks(NONE, 0.0)
+            elif kind == "absolute":
+                self._set_clocks(ABSOLUTE, nums[0])
+            elif kind == "byoyomi":
+                self._set_clocks(BYOYOMI, nums[0], nums[1], int(nums[2]))
+            elif kind == "canadian":
+                self._set_clocks(CANADIAN, nums[0], nums[1], int(nums[2]))
+            elif kind == "fischer" and kata:
+                self._set_clocks(FISCHER, nums[0], nums[1])
+            else:
+                raise GtpError(f"unknown time settings kind {kind}")
+        except (IndexError, ValueError):
+            raise GtpError(f"syntax error in {kind} time settings") from None
+        return ""
+
+    def cmd_time_left(self, args, **_):
+        try:
+            color, secs, stones = _color(args[0]), float(args[1]), int(float(args[2]))
+        except (IndexError, ValueError):
+            raise GtpError("syntax error: time_left <color> <time> <stones>") from None
+        self.clocks[color].set_left(secs, stones)
+        return ""
+
+    # --- thinking ---------------------------------------------------------------------------
+    def _limits(self, color: Color, received: float) -> Limits:
+        pos = self.session.position
+        opts = self.session.options
+        budget = self.timeman.budget(self.clocks[color], pos.empties, opts.move_time)
+        if budget is None:
+            return Limits()  # no clock, no cap: the agent's own default budget
+        return Limits(deadline=received + budget)
+
+    def _genmove(self, args, received: float, play: bool, analyze: str | None = None,
+                 cid: str = ""):
+        if not args:
+            raise GtpError("syntax error: genmove <color>")
+        tokens = list(args)
+        color = _color(tokens.pop(0))
+        pos = self.session.position
+        if pos.side != color and not pos.must_pass():
+            raise GtpError("wrong color")
+        if pos.is_game_over():
+            if analyze:
+                self._respond_stream_header(cid)
+                self.out.write("play pass", "")
+                return _STREAMING
+            return "pass"
+        n_before = len(self.session.game.moves)
+        if play:
+            self._prepare_turn(color)
+        elif pos.side != color:
+            return "pass" if not analyze else self._stream_pass(cid)
+        limits = self._limits(color, received)
+        on_progress = None
+        interval = 0.5
+        if analyze:
+            interval = self._interval(tokens)
+            self._respond_stream_header(cid)
+
+            def on_progress(job, result):
+                self.out.write_for(job, self._info_line(result, analyze))
+
+        job = self.session.start("genmove", limits, on_progress=on_progress,
+                                 progress_interval=interval)
+        self.session.finish()
+        r = job.result
+        if r is None or r.best_move is None:
+            while len(self.session.game.moves) > n_before:
+                self.session.undo()
+            raise GtpError(f"search failed: {job.error}")
+        if analyze:
+            self.out.write(self._info_line(r, analyze))
+        if play:
+            self.session.play(r.best_move)
+            self.session.last_result = r
+            log.info("move", move=move_text(r.best_move, upper=False), **r.summary())
+        text = move_text(r.best_move, upper=False)
+        if analyze:
+            self.out.write(f"play {text}", "")
+            if play:
+                self.session.ponder([])
+            return _STREAMING
+        return _After(text, ponder=play)
+
+    def cmd_genmove(self, args, cid="", received=0.0, **_):
+        return self._finish(self._genmove(args, received, play=True, cid=cid))
+
+    def cmd_reg_genmove(self, args, cid="", received=0.0, **_):
+        return self._finish(self._genmove(args, received, play=False, cid=cid))
+
+    def cmd_lz_genmove_analyze(self, args, cid="", received=0.0, **_):
+        return self._genmove(self._default_color(args), received, play=True, analyze="lz",
+                             cid=cid)
+
+    def cmd_kata_genmove_analyze(self, args, cid="", received=0.0, **_):
+        return self._genmove(self._default_color(args), received, play=True, analyze="kata",
+                             cid=cid)
+
+    def _finish(self, result):
+        if isinstance(result, _After):
+            # Answer first, then ponder (KataGo's order).
+            return _Deferred(result.text,
+                             (lambda: self.session.ponder([])) if result.ponder else None)
+        return result
+
+    def _default_color(self, args: list[str]) -> list[str]:
+        if args and args[0].lower() in ("b", "w", "black", "white"):
+            return args
+        return ["black" if self.session.position.side == Color.BLACK else "white"] + list(args)
+
+    def _stream_pass(self, cid: str):
+        self._respond_stream_header(cid)
+        self.out.write("play pass", "")
+        return _STREAMING
+
+    def _respond_stream_header(self, cid: str) -> None:
+        self.out.write("=" + cid)
+
+    @staticmethod
+    def _interval(tokens: list[str]) -> float:
+        """Centiseconds from ``[interval] N`` or a bare number; default 1 s."""
+        interval = 100.0
+        i = 0
+        while i < len(tokens):
+            t = tokens[i].lower()
+            if t == "interval" and i + 1 < len(tokens):
+                interval = float(tokens[i + 1])
+                i += 2
+            elif t in ("minmoves", "maxmoves", "ownership", "ownershipstdev", "pvvisits",
+                       "movesownership", "rootinfo", "pvedgevisits") and i + 1 < len(tokens):
+                i += 2
+            elif t in ("avoid", "allow") and i + 3 < len(tokens):
+                i += 4
+            else:
+                try:
+                    interval = float(t)
+                except ValueError:
+                    raise GtpError(f"invalid analyze argument {tokens[i]!r}") from None
+                i += 1
+        return max(0.01, interval / 100.0)
+
+    def _analyze(self, args, cid: str, kind: str):
+        tokens = list(args)
+        if tokens and tokens[0].lower() in ("b", "w", "black", "white"):
+            color = _color(tokens.pop(0))
+            pos = self.session.position
+            if pos.side != color and not pos.must_pass():
+                raise GtpError("wrong color")
+        interval = self._interval(tokens)
+        self._respond_stream_header(cid)
+        if self.session.position.is_game_over():
+            return _STREAMING_OPEN(self)
+
+        def on_progress(job, result):
+            self.out.write_for(job, self._info_line(result, kind))
+
+        def on_done(job):
+            if job.result is not None:
+                self.out.write_for(job, self._info_line(job.result, kind))
+
+        self._analysis = self.session.start("analyze", Limits(time=ANALYZE_LIMIT),
+                                            on_done=on_done, on_progress=on_progress,
+                                            progress_interval=interval)
+        return _STREAMING
+
+    def cmd_lz_analyze(self, args, cid="", **_):
+        return self._analyze(args, cid, "lz")
+
+    def cmd_kata_analyze(self, args, cid="", **_):
+        return self._analyze(args, cid, "kata")
+
+    def cmd_stop(self, args, **_):
+        self.session.stop()
+        return ""
+
+    def _info_line(self, r: SearchResult, kind: str) -> str:
+        parts = []
+        ranked = sorted((m for m in r.moves if m.visits > 0 or len(r.moves) == 1),
+                        key=lambda m: (m.move != r.best_move, -m.visits))
+        for order, m in enumerate(ranked):
+            pv = [m.move] + (r.pv[1:] if m.move == r.best_move else [])
+            pv_text = " ".join(move_text(x) if x != PASS else "pass" for x in pv)
+            wr = m.win_rate
+            mv = move_text(m.move) if m.move != PASS else "pass"
+            if kind == "lz":
+                parts.append(
+                    f"info move {mv} visits {m.visits} winrate {int(round(wr * 10000))} "
+                    f"prior {int(round((m.prior or 0) * 10000))} "
+                    f"lcb {int(round(lcb(wr, m.visits) * 10000))} order {order} pv {pv_text}")
+            else:
+                margin = m.margin if m.margin is not None else 0.0
+                parts.append(
+                    f"info move {mv} visits {m.visits} utility {m.value:.6f} winrate {wr:.6f} "
+                    f"scoreMean {margin:.4f} scoreLead {margin:.4f} scoreSelfplay {margin:.4f} "
+                    f"prior {m.prior or 0:.6f} lcb {lcb(wr, m.visits):.6f} "
+                    f"utilityLcb {2 * lcb(wr, m.visits) - 1:.6f} order {order} pv {pv_text}")
+        return " ".join(parts)
+
+
+class _After:
+    def __init__(self, text: str, ponder: bool):
+        self.text = text
+        self.ponder = ponder
+
+
+class _Deferred(str):
+    """A response text with an action to run once it has been written (pondering)."""
+
+    def __new__(cls, text: str, then):
+        obj = super().__new__(cls, text)
+        obj.then = then
+        return obj
+
+
+class _StreamingMarker:
+    pass
+
+
+_STREAMING = _StreamingMarker()
+
+
+def _STREAMING_OPEN(handler: GtpHandler):
+    """An analysis of a finished game: header sent, nothing to report, closed by the next
+    line like any analysis."""
+    handler._analysis = handler.session.run_task("analyze-idle", lambda job: None)
+    return _STREAMING
+
+
+__all__ = ["GtpHandler", "GtpError", "COMMANDS", "Rules", "SearchJob"]

@@ -1,0 +1,225 @@
+"""NBoard protocol v2 (protocols.md section 1): line in, lines out through the session.
+
+The handler never blocks on a search: ``go``, ``hint`` and ``analyze`` run on the session's
+worker, and ``ping`` stops them (their pending output is cancelled) before answering ``pong``.
+Unknown lines are ignored silently, as the protocol requires; input that is understood but wrong
+(a malformed game, an illegal move) is answered with a ``status`` line and changes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+
+from engine_server.game import PASS, Color, Game, IllegalMoveError, NotationError, Rules
+from engine_server.log import get_logger
+from engine_server.search.limits import Limits, SearchResult
+from engine_server.search.timeman import ABSOLUTE, FISCHER, Clock, TimeManager
+from engine_server.session import SearchJob, Session
+
+from . import ggf
+from .common import clean_line, depth_limits, move_text, result_eval
+
+log = get_logger("nboard")
+
+HINT_INTERVAL = 0.5
+
+
+class NBoardHandler:
+    interrupt_words = ("quit",)
+
+    def __init__(self, session: Session, timeman: TimeManager | None = None,
+                 hint_interval: float = HINT_INTERVAL):
+        self.session = session
+        self.out = session.output
+        self.timeman = timeman or TimeManager()
+        self.depth = 12
+        self.contempt = 0
+        self.times: list[float | None] = []     # seconds used per move, aligned with the game
+        self.tc: ggf.TimeControl | None = None
+        self.hint_interval = hint_interval
+
+    # --- dispatch ---------------------------------------------------------------------------
+    def handle_line(self, raw: str, received: float | None = None) -> bool:
+        """Handle one input line; False means quit."""
+        received = time.monotonic() if received is None else received
+        line = clean_line(raw)
+        if not line:
+            return True
+        word, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if word == "quit":
+            self.session.stop()
+            return False
+        handler = getattr(self, "_cmd_" + word, None)
+        if handler is None:
+            if len(word) == 2 and not rest:  # protocol v1 bare move ("F5")
+                try:
+                    self._cmd_move(word, received)
+                except Exception:
+                    pass
+            return True  # unknown lines are ignored silently
+        handler(rest, received)
+        return True
+
+    def _status(self, text: str = "") -> None:
+        self.out.write(f"status {text}".rstrip())
+
+    # --- commands ---------------------------------------------------------------------------
+    def _cmd_nboard(self, rest: str, received: float) -> None:
+        pass  # version noted; no reply expected
+
+    def _cmd_ping(self, rest: str, received: float) -> None:
+        self.session.stop()
+        n = rest.split()[0] if rest.split() else "0"
+        self.out.write(f"pong {n}")
+
+    def _cmd_set(self, rest: str, received: float) -> None:
+        var, _, value = rest.partition(" ")
+        value = value.strip()
+        if var == "depth":
+            try:
+                self.depth = max(1, min(60, int(value)))
+            except ValueError:
+                self._status(f"bad depth {value!r}")
+                return
+            self.out.write(f"set myname {self.session.options.name}")
+        elif var == "game":
+            self._set_game(value)
+        elif var == "contempt":
+            try:
+                self.contempt = int(value)
+            except ValueError:
+                pass
+        # other variables: ignored
+
+    def _set_game(self, text: str) -> None:
+        try:
+            rec = ggf.parse(text)
+            game = rec.game()
+        except (ggf.GgfError, NotationError, IllegalMoveError, ValueError) as e:
+            self._status(f"bad game: {e}")
+            log.warning("bad_set_game", error=str(e))
+            return
+        self.session.set_game(game)
+        self.times = [m.time for m in rec.moves]
+        self.tc = rec.time_control()
+
+    def _cmd_move(self, rest: str, received: float) -> None:
+        try:
+            item = ggf.parse_move_item(rest.split()[0] if rest.split() else "")
+            self.session.play(item.move)
+        except (ggf.GgfError, IllegalMoveError, NotationError, ValueError) as e:
+            self._status(f"illegal move {rest!r}: {e}")
+            return
+        self.times.append(item.time)
+
+    def _cmd_learn(self, rest: str, received: float) -> None:
+        self.session.stop()
+        self.out.write("learned")
+
+    def _cmd_hint(self, rest: str, received: float) -> None:
+        try:
+            n = max(1, int(rest.split()[0])) if rest.split() else 1
+        except ValueError:
+            n = 1
+        pos = self.session.position
+        if pos.is_game_over():
+            return
+        limits = depth_limits(self.depth)
+        if self.session.options.move_time is not None:
+            limits.time = self.session.options.move_time
+        self._status("thinking")
+
+        def report(job: SearchJob, result: SearchResult) -> None:
+            self.out.write_for(job, *self._search_lines(result, n))
+
+        def done(job: SearchJob) -> None:
+            if job.result is not None:
+                self.out.write_for(job, *self._search_lines(job.result, n),
+                                   f"nodestats {job.result.playouts} {job.result.elapsed:.2f}",
+                                   "status")
+
+        self.session.start("hint", limits, on_done=done, on_progress=report,
+                           progress_interval=self.hint_interval)
+
+    def _search_lines(self, result: SearchResult, n: int) -> list[str]:
+        lines = []
+        ranked = sorted(result.moves, key=lambda m: (-m.visits, m.move != result.best_move))
+        if result.best_move is not None:
+            ranked.sort(key=lambda m: m.move != result.best_move)
+        for m in ranked[:n]:
+            pv = [m.move] + (result.pv[1:] if m.move == result.best_move else [])
+            ev = m.margin if m.margin is not None else m.value * 64
+            lines.append(f"search {'-'.join(move_text(x) for x in pv)} {ev:.2f} 0 {self.depth}")
+        return lines
+
+    def _cmd_go(self, rest: str, received: float) -> None:
+        pos = self.session.position
+        if pos.is_game_over():
+            self._status("the game is over")
+            return
+        limits = depth_limits(self.depth)
+        budget = self.timeman.budget(self._clock(pos.side), pos.empties,
+                                     self.session.options.move_time)
+        if budget is not None:
+            limits.deadline = received + budget
+        self._status("thinking")
+
+        def done(job: SearchJob) -> None:
+            r = job.result
+            if r is None or r.best_move is None:
+                self.out.write_for(job, f"status search failed: {job.error}")
+                return
+            elapsed = time.monotonic() - received
+            wrote = self.out.write_for(
+                job, f"nodestats {r.playouts} {r.elapsed:.2f}",
+                f"=== {move_text(r.best_move)}/{result_eval(r):.2f}/{elapsed:.3f}", "status")
+            if wrote:
+                self.session.last_result = r
+                log.info("move", move=move_text(r.best_move), **r.summary())
+
+        self.session.start("go", limits, on_done=done, then_ponder=True)
+
+    def _clock(self, side: Color) -> Clock | None:
+        if self.tc is None or self.tc.main <= 0:
+            return None
+        used = 0.0
+        color = self.session.game.start.side
+        n_own = 0
+        for t in self.times:
+            if color == side:
+                n_own += 1
+                used += t or 0.0
+            color = color.other
+        kind = FISCHER if self.tc.increment > 0 else ABSOLUTE
+        c = Clock(kind=kind, main=self.tc.main, period=self.tc.increment)
+        c.set_left(self.tc.main + self.tc.increment * n_own - used, 0)
+        return c
+
+    def _cmd_analyze(self, rest: str, received: float) -> None:
+        from engine_server.agents import make_agent
+
+        game = self.session.game
+        positions = game.positions()
+        agent = make_agent(self.session.agent_spec, seed=self.session.options.seed)
+        out = self.out
+
+        def run(job: SearchJob) -> None:
+            for k, pos in enumerate(positions):
+                if job.stop.is_set():
+                    return
+                if pos.is_game_over():
+                    ev = float(pos.score())
+                else:
+                    r = agent.search(pos, Limits(playouts=3000, stop=job.stop))
+                    ev = result_eval(r)
+                if not out.write_for(job, f"analysis {k} {ev:.2f}"):
+                    return
+
+        self.session.run_task("analyze", run)
+
+    def _cmd_clear(self, rest: str, received: float) -> None:
+        pass  # seen from some controllers; ignored
+
+
+__all__ = ["NBoardHandler", "Rules", "PASS", "Game"]

@@ -1,0 +1,160 @@
+"""GTP conformance transcripts (protocols.md section 4, items 13-18) and GTP behaviour."""
+
+import time
+
+import pytest
+
+from engine_server.game import Game, parse_move
+
+from .protocol_harness import Harness
+
+QUARRY = ["play black d3", "play white c3", "play black b3", "play white b2",
+          "play black f5", "play white a3", "play black a1", "play white c1"]
+
+
+@pytest.fixture
+def gtp():
+    h = Harness("gtp")
+    yield h
+    h.close()
+
+
+def test_13_basics(gtp):
+    assert gtp.send("protocol_version") == ["= 2", ""]
+    assert gtp.send("7 name") == ["=7 OthelloPy", ""]
+    out = gtp.send("list_commands")
+    names = [out[0][2:]] + out[1:-1]
+    for c in ("boardsize", "clear_board", "play", "genmove", "undo", "time_settings",
+              "time_left", "list_games", "set_game", "othello-agent", "othello-rules"):
+        assert c in names
+    assert out[-1] == "" and all(" " not in n for n in names)
+    assert gtp.send("known_command genmove") == ["= true", ""]
+    assert gtp.send("known_command frob") == ["= false", ""]
+    assert gtp.send("frobnicate") == ["? unknown command", ""]
+    assert gtp.send("12 frobnicate") == ["?12 unknown command", ""]
+
+
+def test_14_board_commands(gtp):
+    assert gtp.send("list_games") == ["= Othello", ""]
+    assert gtp.send("set_game Othello") == ["= ", ""]
+    assert gtp.send("boardsize 19") == ["? unacceptable size", ""]
+    assert gtp.send("boardsize 8") == ["= ", ""]
+    assert gtp.send("clear_board") == ["= ", ""]
+    assert gtp.send("undo") == ["? cannot undo", ""]
+    assert gtp.send("play black a1") == ["? illegal move", ""]
+    assert gtp.send("play B D3") == ["= ", ""]
+    assert gtp.send("play white d3") == ["? illegal move", ""]
+    assert gtp.send("play purple e3") == ["? invalid color", ""]
+    assert gtp.send("play white z9") == ["? invalid vertex", ""]
+    assert gtp.session.game.moves == [parse_move("d3")]
+
+
+def test_15_quarry_implicit_pass(gtp):
+    gtp.send("clear_board", *QUARRY)
+    assert gtp.send("reg_genmove black")[0] == "= pass"
+    out = gtp.send("genmove white")
+    assert out[0] in ("= e3", "= f6")
+    moves = gtp.session.game.moves
+    assert moves[-2] == 64  # the inserted pass
+    gtp.send("undo")  # takes back white's move and the inserted pass
+    assert len(gtp.session.game.moves) == 8
+    assert gtp.send("genmove black") == ["= pass", ""]
+
+
+def test_quarry_play_for_the_other_colour_inserts_the_pass(gtp):
+    gtp.send("clear_board", *QUARRY)
+    assert gtp.send("play white e3") == ["= ", ""]
+    assert gtp.session.game.moves[-2:] == [64, parse_move("e3")]
+
+
+def test_16_time_commands(gtp):
+    for cmd in ("time_settings 300 0 0", "time_left black 120 0", "time_settings 0 1 0",
+                "kata-time_settings fischer 300 5", "kgs-time_settings byoyomi 60 10 3",
+                "kgs-time_settings canadian 60 30 10", "kgs-time_settings none"):
+        assert gtp.send(cmd) == ["= ", ""], cmd
+    assert gtp.send("time_settings x")[0].startswith("? ")
+    assert gtp.send("kgs-time_settings fischer 1 2")[0].startswith("? ")
+
+
+def test_time_left_drives_genmove_budget(gtp):
+    gtp.session.set_agent("uct:iterations=100000000")
+    gtp.send("time_settings 300 0 0", "time_left black 6 0")
+    t0 = time.monotonic()
+    out = gtp.send("genmove black")
+    dt = time.monotonic() - t0
+    assert out[0][2:] in ("d3", "c4", "f5", "e6")
+    # 6 s over ~32 of our moves, less the lag buffer: well under a second, more than nothing
+    assert 0.05 < dt < 0.5, dt
+
+
+def test_move_time_cap_always_wins(gtp):
+    gtp.session.set_agent("uct:iterations=100000000")
+    gtp.session.options.move_time = 0.3
+    gtp.send("time_settings 3000 0 0")
+    t0 = time.monotonic()
+    gtp.send("genmove black")
+    assert 0.28 < time.monotonic() - t0 < 0.35
+
+
+def test_17_analysis_streams_until_any_line(gtp):
+    gtp.session.set_agent("uct:iterations=100000000")
+    out = gtp.send("lz-analyze 5")
+    assert out == ["="]
+    lines = gtp.wait_for(lambda ls: any(l.startswith("info move ") for l in ls))
+    first = next(l for l in lines if l.startswith("info move "))
+    f = first.split()
+    assert f[3] == "visits" and f[5] == "winrate" and int(f[6]) >= 0 and "pv" in f
+    n_before = len(gtp.lines)
+    out = gtp.send("name")
+    assert out[0] == "" and out[1:] == ["= OthelloPy", ""]
+    time.sleep(0.2)
+    assert len(gtp.lines) == n_before + 3  # nothing more from the analysis
+    out = gtp.send("3 kata-analyze b interval 5")
+    assert out == ["=3"]
+    lines = gtp.wait_for(lambda ls: any(l.startswith("info move ") and "scoreLead" in l
+                                        for l in ls))
+    kinfo = next(l for l in lines if "scoreLead" in l).split()
+    float(kinfo[kinfo.index("winrate") + 1])
+    assert gtp.send("") == [""]
+
+
+def test_18_genmove_analyze_plays_the_move(gtp):
+    out = gtp.send("lz-genmove_analyze b 5")
+    assert out[0] == "=" and out[-1] == "" and out[-2].startswith("play ")
+    mv = out[-2].split()[1]
+    assert gtp.session.game.moves == [parse_move(mv)]
+    assert any(l.startswith("info move ") for l in out[1:-2])
+
+
+def test_final_score_and_rules_extension(gtp):
+    gtp.send("clear_board")
+    assert gtp.send("final_score") == ["= 0", ""]
+    assert gtp.send("othello-rules reversed") == ["= ", ""]
+    assert gtp.send("othello-rules") == ["= reversed", ""]
+    assert gtp.send("othello-rules chess")[0].startswith("? unknown rules")
+    gtp.send("play black f5")
+    # 4 black, 1 white, 59 empties: under reversed rules white is ahead.
+    assert gtp.send("final_score") == ["= W+62", ""]
+
+
+def test_agent_extension_reports_errors_and_keeps_state(gtp):
+    gtp.send("play black f5")
+    assert gtp.send("othello-agent ocba:n0=3") == ["= ", ""]
+    assert gtp.send("othello-agent") == ["= ocba:n0=3", ""]
+    out = gtp.send("othello-agent ocba:zz=1")
+    assert out[0].startswith("? ocba: unknown parameter 'zz'")
+    assert gtp.send("othello-agent") == ["= ocba:n0=3", ""]
+    assert gtp.session.game.moves == [parse_move("f5")]
+
+
+def test_showboard_and_undo(gtp):
+    gtp.send("play black f5", "play white d6")
+    out = gtp.send("showboard")
+    assert out[0] == "= " and "a b c d e f g h" in out[1] and out[-1] == ""
+    gtp.send("undo")
+    assert gtp.session.position == Game.from_moves(["f5"]).position
+
+
+def test_comments_ids_and_blank_lines(gtp):
+    assert gtp.send("# just a comment", "   ") == []
+    assert gtp.send("5 protocol_version # trailing") == ["=5 2", ""]

@@ -1,0 +1,157 @@
+"""NBoard v2 conformance transcripts (protocols.md section 4, items 1-12) against the handler."""
+
+import re
+import time
+
+import pytest
+
+from .protocol_harness import Harness
+
+S = "8 ---------------------------O*------*O--------------------------- *"
+P8 = "B[D3]W[C3]B[B3]W[B2]B[F5]W[A3]B[A1]W[C1]"
+GAME0 = ("(;GM[Othello]PC[NBoard]DT[2014-02-21 20:52:27 GMT]PB[a]PW[b]RE[?]TI[5:00]TY[8]"
+         f"BO[{S}];)")
+
+
+@pytest.fixture
+def nb():
+    h = Harness("nboard")
+    yield h
+    h.close()
+
+
+def _moves_of(lines, prefix):
+    return [l for l in lines if l.startswith(prefix)]
+
+
+def test_1_silence_on_handshake_and_unknown_lines(nb):
+    assert nb.send("nboard 2") == []
+    assert nb.send("clear", "set foo 1", "xyzzy", "") == []
+
+
+def test_2_first_hint_pong_first_then_search_lines(nb):
+    out = nb.send(f"set game {GAME0}", "set depth 20", "ping 1", "hint 4")
+    assert out[0].startswith("set myname ") and len(out[0].split()) == 3
+    assert out[1] == "pong 1"
+    lines = nb.wait_for(lambda ls: any(l.startswith("search ") for l in ls), 30)
+    nb.send("ping 2")
+    lines = list(nb.lines)
+    first = next(l for l in lines if l.startswith("search "))
+    pv, ev, zero, depth = first.split()[1:5]
+    assert pv.split("-")[0].lower() in ("d3", "c4", "f5", "e6")
+    float(ev)
+    assert zero == "0"
+    after = lines[lines.index("pong 2") + 1:]
+    assert not any(l.startswith(("search", "===", "book")) for l in after)
+
+
+def test_3_go_does_not_mutate_the_position(nb):
+    nb.send(f"set game {GAME0}", "set depth 4", "ping 2", "go")
+    lines = nb.wait_for(lambda ls: any(l.startswith("=== ") for l in ls))
+    m1 = re.match(r"=== ([A-H][1-8])/(-?[\d.]+)/([\d.]+)$", _moves_of(lines, "===")[0])
+    assert m1 and m1.group(1).lower() in ("d3", "c4", "f5", "e6")
+    nb.send("ping 3", "go")
+    lines = nb.wait_for(lambda ls: len(_moves_of(ls, "===")) == 2)
+    assert _moves_of(lines, "===")[1][4:6].lower() in ("d3", "c4", "f5", "e6")
+    assert nb.session.game.moves == []
+
+
+def test_4_move_suffixes(nb):
+    nb.send("set depth 4", "move F5//3.215", "move D6/-1.00/0.5", "move C3/", "ping 4", "go")
+    lines = nb.wait_for(lambda ls: any(l.startswith("=== ") for l in ls))
+    assert "pong 4" in lines
+    mv = _moves_of(lines, "===")[0][4:6].lower()
+    from engine_server.game import Game, parse_move
+
+    pos = Game.from_moves(["f5", "d6", "c3"]).position
+    assert pos.side.name == "WHITE" and parse_move(mv) in pos.legal_moves()
+
+
+def test_5_forced_pass_then_move_pa(nb):
+    rec = f"(;GM[Othello]PC[t]PB[a]PW[b]RE[?]TI[0]TY[8]BO[{S}]{P8};)"
+    nb.send(f"set game {rec}", "ping 5", "go")
+    lines = nb.wait_for(lambda ls: any(l.startswith("=== ") for l in ls))
+    assert lines.index("pong 5") < lines.index(_moves_of(lines, "===")[0])
+    assert _moves_of(lines, "===")[0].split("/")[0] == "=== PA"
+    nb.send("move PA", "ping 6", "go")
+    lines = nb.wait_for(lambda ls: len(_moves_of(ls, "===")) == 2)
+    assert _moves_of(lines, "===")[1][4:6] in ("E3", "F6")
+
+
+def test_6_ggf_pass_styles_give_the_same_position(nb):
+    base = f"(;GM[Othello]PC[t]PB[a]PW[b]RE[?]TI[0]TY[8]BO[{S}]{P8}"
+    positions = []
+    for tail in ("B[PA]W[E3];)", "B[pass]W[E3];)", "W[E3];)"):
+        nb.send(f"set game {base}{tail}")
+        positions.append(nb.session.position)
+    assert positions[0] == positions[1] == positions[2]
+    assert positions[0].side.name == "BLACK"
+
+
+def test_7_ping_aborts_search_promptly_and_nothing_follows(nb):
+    nb.session.set_agent("uct:iterations=100000000")
+    nb.send(f"set game {GAME0}", "set depth 60", "ping 7", "hint 64")
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    nb.send("ping 8")
+    assert time.monotonic() - t0 < 0.1
+    time.sleep(0.3)
+    lines = list(nb.lines)
+    after = lines[lines.index("pong 8") + 1:]
+    assert not any(l.startswith(("search", "===", "book", "nodestats")) for l in after)
+
+
+def test_8_crlf_and_9_contempt(nb):
+    assert nb.send("ping 9\r\n") == ["pong 9"]
+    assert nb.send("set contempt 100", "set contempt -100") == []
+
+
+def test_10_learn_and_analyze(nb):
+    assert nb.send("learn") == ["learned"]
+    nb.send("move F5", "move D6", "analyze")
+    lines = nb.wait_for(lambda ls: sum(l.startswith("analysis ") for l in ls) == 3)
+    got = [l.split() for l in lines if l.startswith("analysis ")]
+    assert [int(g[1]) for g in got] == [0, 1, 2]
+    assert all("e" not in g[2].lower() for g in got)
+    float(got[0][2])
+
+
+def test_11_output_hygiene(nb):
+    nb.send(f"set game {GAME0}", "set depth 6", "ping 1", "hint 4", "go")
+    lines = nb.wait_for(lambda ls: any(l.startswith("=== ") for l in ls))
+    for l in lines:
+        if l.startswith("nodestats"):
+            assert re.fullmatch(r"nodestats \d+ \d+\.\d+", l)
+        if l.startswith("search"):
+            assert " " not in l.split()[1] and re.fullmatch(r"-?\d+\.\d\d", l.split()[2])
+
+
+def test_12_controller_without_nboard_line(nb):
+    assert nb.send("ping 1") == ["pong 1"]
+    nb.send(f"set game {GAME0}", "set depth 4", "go")
+    lines = nb.wait_for(lambda ls: any(l.startswith("=== ") for l in ls))
+    assert any(l.startswith("=== ") for l in lines)
+
+
+def test_bad_input_is_reported_and_changes_nothing(nb):
+    nb.send("move F5")
+    before = nb.session.position
+    out = nb.send("set game (;GM[Othello]BO[8 garbage];)", "move A1", "move ZZ")
+    assert len(out) == 3 and all(l.startswith("status ") for l in out)
+    assert nb.session.position == before
+    assert nb.send("ping 3") == ["pong 3"]
+
+
+def test_reversed_rules_from_ty_flag(nb):
+    nb.send(f"set game (;GM[Othello]PC[t]PB[a]PW[b]RE[?]TI[0]TY[8a]BO[{S}];)")
+    assert nb.session.rules.name == "REVERSED"
+
+
+def test_tree_survives_move_and_set_game_continuations(nb):
+    nb.session.set_agent("uct:iterations=3000")
+    nb.send(f"set game {GAME0}", "set depth 4", "ping 1", "go")
+    nb.wait_for(lambda ls: any(l.startswith("=== ") for l in ls))
+    mv = _moves_of(nb.lines, "===")[0][4:6]
+    nb.send(f"move {mv}", "ping 2", "go")
+    nb.wait_for(lambda ls: len(_moves_of(ls, "===")) == 2)
+    assert nb.session.last_result.reused_fraction > 0
