@@ -31,11 +31,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_later_subcommands(sub: argparse._SubParsersAction) -> None:
-    try:
-        from .search import add_parser as add_search
-    except ImportError:  # search benchmarks arrive with the agents
-        return
-    add_search(sub)
+    import importlib
+
+    # Each benchmark module adds its own subcommand; the list grows with the project.
+    for name in ("search", "timing", "endgame"):
+        try:
+            module = importlib.import_module(f"benchmarks.{name}")
+        except ImportError:
+            continue
+        module.add_parser(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

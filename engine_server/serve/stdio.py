@@ -9,6 +9,7 @@ stray ``print`` from library code is redirected to stderr.
 
 from __future__ import annotations
 
+import os
 import queue
 import signal
 import sys
@@ -56,13 +57,34 @@ def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes]
     lines: queue.Queue = queue.Queue()
     interrupt_words = {"quit"}
 
-    def reader() -> None:
+    def raw_lines():
+        """Lines from the input.  A real file descriptor is read with os.read: a daemon thread
+        blocked inside a buffered reader aborts the interpreter at exit."""
         try:
+            fd = in_stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = None
+        if fd is None:
             while True:
                 raw = in_stream.readline()
                 if not raw:
-                    break
-                text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+                    return
+                yield raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        buf = b""
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                if buf:
+                    yield buf.decode("utf-8", errors="replace")
+                return
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                yield line.decode("utf-8", errors="replace") + "\n"
+
+    def reader() -> None:
+        try:
+            for text in raw_lines():
                 word = clean_line(text, cut_comments=True).split(" ")
                 # "quit" (or "<id> quit") must not wait behind a long genmove.
                 if any(w in interrupt_words for w in word[:2]):

@@ -1,0 +1,166 @@
+"""The engine as a subprocess, driven over pipes as GUIs and referees drive it."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from clients.engine_process import EngineProcess
+from engine_server.game import PASS, Game, parse_move, square_name
+
+FAST = ("--agent", "uct:iterations=200", "--move-time", "0.05")
+
+
+def test_end_of_input_exits_cleanly():
+    eng = EngineProcess.ours(*FAST)
+    assert eng.gtp("protocol_version") == "2"
+    t0 = time.monotonic()
+    assert eng.close() == 0
+    assert time.monotonic() - t0 < 5
+
+
+@pytest.mark.parametrize("first", ["quit", "nboard 2"])
+def test_quit_exits_cleanly_in_both_protocols(first):
+    eng = EngineProcess.ours(*FAST)
+    eng.send(first)
+    if first != "quit":
+        eng.send("quit")
+    assert eng.proc.wait(10) == 0
+
+
+def test_quit_interrupts_a_long_genmove():
+    eng = EngineProcess.ours("--agent", "uct:iterations=100000000", "--move-time", "60")
+    eng.gtp("protocol_version")
+    eng.send("genmove black")
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    eng.send("quit")
+    assert eng.proc.wait(10) == 0
+    assert time.monotonic() - t0 < 3
+
+
+def test_sigterm_during_search_exits_cleanly():
+    eng = EngineProcess.ours("--agent", "uct:iterations=100000000", "--move-time", "60")
+    eng.send("nboard 2")
+    eng.send("set depth 60")
+    eng.send("ping 1")
+    eng.read_until(lambda l: l == "pong 1")
+    eng.send("hint 8")
+    time.sleep(0.5)
+    eng.proc.send_signal(signal.SIGTERM)
+    assert eng.proc.wait(10) == 0
+
+
+def test_crlf_input():
+    eng = EngineProcess.ours(*FAST)
+    eng.send("ping 9\r")
+    assert eng.read_line(10) == "pong 9"
+    eng.close()
+
+
+def test_ping_is_answered_within_100ms_while_a_long_search_runs():
+    eng = EngineProcess.ours("--agent", "uct:iterations=100000000")
+    eng.send("nboard 2")
+    eng.send("set depth 60")
+    eng.send("ping 1")
+    eng.read_until(lambda l: l == "pong 1", timeout=30)
+    eng.send("hint 4")
+    eng.read_until(lambda l: l.startswith("search "), timeout=30)
+    delays = []
+    for n in range(2, 6):
+        t0 = eng.send(f"ping {n}")
+        eng.read_until(lambda l: l == f"pong {n}", timeout=5)
+        delays.append(time.monotonic() - t0)
+        eng.send("hint 4")
+        time.sleep(0.3)
+    assert max(delays) < 0.1, delays
+    eng.close()
+
+
+GTP_LINE = re.compile(r"^(=\d*|\?\d*)( .*)?$")
+
+
+def test_stdout_holds_only_protocol_lines_even_at_debug_level(tmp_path):
+    err_path = tmp_path / "stderr.txt"
+    with open(err_path, "w") as err_file:
+        eng = EngineProcess.ours(*FAST, "--log-level", "debug", stderr=err_file)
+        for cmd in ("protocol_version", "genmove black", "showboard", "genmove white", "bogus"):
+            eng.send(cmd)
+        eng.send("quit")
+        lines = []
+        while True:
+            try:
+                lines.append(eng.read_line(30))
+            except EOFError:
+                break
+        assert eng.proc.wait(10) == 0
+    blocks = [b for b in "\n".join(lines).split("\n\n") if b.strip()]
+    heads = [b.splitlines()[0] for b in blocks]
+    assert len(heads) == 6 and all(GTP_LINE.match(h) for h in heads), lines
+    # the only non-head lines are the board of showboard
+    board = blocks[2].splitlines()[1:]
+    assert board[0].strip() == "a b c d e f g h" and len(board) == 10
+    err = err_path.read_text().strip().splitlines()
+    assert err, "debug logs go to stderr"
+    for line in err:
+        json.loads(line)
+
+
+def _nboard_game_line(game: Game) -> str:
+    from protocol.ggf import GgfRecord, MoveItem
+
+    return GgfRecord(start=game.start, moves=[MoveItem(m) for m in game.moves]).to_text()
+
+
+def test_full_game_engine_vs_engine_over_gtp():
+    a, b = EngineProcess.ours(*FAST, "--seed", "1"), EngineProcess.ours(*FAST, "--seed", "2")
+    game = Game()
+    engines = {0: a, 1: b}
+    for e in engines.values():
+        e.gtp("clear_board")
+    while not game.is_over():
+        side = int(game.position.side)
+        color = "black" if side == 0 else "white"
+        mv = engines[side].gtp(f"genmove {color}")
+        move = parse_move(mv)
+        assert move in game.position.legal_moves(), (mv, game.move_texts())
+        game.play(move)
+        if move != PASS:
+            engines[1 - side].gtp(f"play {color} {mv}")
+        else:
+            engines[1 - side].gtp(f"play {color} pass")
+    assert a.gtp("final_score") == b.gtp("final_score")
+    for e in engines.values():
+        e.send("quit")
+        assert e.proc.wait(10) == 0
+
+
+def test_full_game_engine_vs_engine_over_nboard():
+    a, b = EngineProcess.ours(*FAST, "--seed", "3"), EngineProcess.ours(*FAST, "--seed", "4")
+    engines = {0: a, 1: b}
+    for e in engines.values():
+        e.send("nboard 2")
+        e.send("set depth 4")
+    game = Game()
+    n = 0
+    while not game.is_over():
+        side = int(game.position.side)
+        eng = engines[side]
+        n += 1
+        eng.send(f"set game {_nboard_game_line(game)}")
+        eng.send(f"ping {n}")
+        eng.read_until(lambda l: l == f"pong {n}", timeout=30)
+        eng.send("go")
+        line = eng.read_until(lambda l: l.startswith("=== "), timeout=30)[-1]
+        move = parse_move(line[4:].split("/")[0])
+        assert move in game.position.legal_moves(), (line, game.move_texts())
+        game.play(move)
+    assert len(game.moves) >= 58
+    for e in engines.values():
+        e.send("quit")
+        assert e.proc.wait(10) == 0
