@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	$(VENV)/bin/othello-engine --precompile
 	touch $(STAMP)
 
 run: setup
@@ -25,6 +26,7 @@ bench: setup
 	$(VENV)/bin/othello-bench perft 10
 	$(VENV)/bin/othello-bench playouts
 	$(VENV)/bin/othello-bench search --agent uct --seconds 2
+	$(VENV)/bin/othello-bench timing --move-time 4.8 --moves 20
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -34,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default="OthelloPy", help="engine name (one word)")
     p.add_argument("--no-warmup", action="store_true",
                    help="do not load/compile the search kernels in the background at start")
+    p.add_argument("--precompile", action="store_true",
+                   help="load or compile every agent's numba kernels into the cache, then exit")
     p.add_argument("--selfplay", action="store_true",
                    help="play one game against itself, print it, and exit")
     p.add_argument("--log-level", default="warning",
@@ -60,6 +62,24 @@ def _selfplay(spec: str, rules: str, seed: int, move_time: float) -> int:
     return 0
 
 
+def _precompile() -> int:
+    import time
+
+    from .agents import AGENTS, make_agent
+    from .game import Game
+    from .search.limits import Limits
+
+    t0 = time.monotonic()
+    pos = Game.from_moves(["f5", "d6"]).position
+    for name in AGENTS:
+        for rules in ("standard", "reversed"):
+            agent = make_agent(name)
+            r = agent.search(pos.with_rules(rules), Limits(iterations=20))
+            agent.advance([r.best_move])
+    get_logger("engine").info("precompiled", seconds=round(time.monotonic() - t0, 2))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     configure_logging(args.log_level, args.log_file)
@@ -81,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.name.isalnum():
         print("othello-engine: --name must be letters and digits only", file=sys.stderr)
         return 2
+    if args.precompile:
+        return _precompile()
     if args.selfplay:
         return _selfplay(args.agent, args.rules, args.seed, args.move_time or 0.2)
     from .game import Rules

@@ -158,3 +158,37 @@ def test_showboard_and_undo(gtp):
 def test_comments_ids_and_blank_lines(gtp):
     assert gtp.send("# just a comment", "   ") == []
     assert gtp.send("5 protocol_version # trailing") == ["=5 2", ""]
+
+
+def test_tree_is_kept_between_genmove_and_play(gtp):
+    gtp.session.set_agent("uct:iterations=3000")
+    gtp.send("genmove black")
+    reply = gtp.session.position.legal_moves()[0]
+    from engine_server.game import square_name
+
+    gtp.send(f"play white {square_name(reply)}")
+    gtp.send("genmove black")
+    assert gtp.session.last_result.reused_fraction > 0
+
+
+def test_pondering_searches_on_the_opponents_time_and_is_stopped_by_the_next_command():
+    h = Harness("gtp", agent="uct:iterations=2000", ponder=True, ponder_limit=30.0)
+    try:
+        h.send("genmove black")
+        job = h.session.current_job
+        assert job is not None and job.kind == "ponder"
+        time.sleep(0.5)
+        assert h.session.busy
+        opp = h.session.position.legal_moves()[0]
+        from engine_server.game import square_name
+
+        t0 = time.monotonic()
+        assert h.send(f"play white {square_name(opp)}") == ["= ", ""]
+        assert time.monotonic() - t0 < 0.1
+        assert not job.thread.is_alive()
+        # the tree built while pondering is reused by the next search
+        h.send("genmove black")
+        assert h.session.last_result.reused_fraction > 0
+        assert sum(m.visits for m in h.session.last_result.moves) > 2000
+    finally:
+        h.close()
