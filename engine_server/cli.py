@@ -38,6 +38,21 @@ def _parser() -> argparse.ArgumentParser:
                    help="load or compile every agent's numba kernels into the cache, then exit")
     p.add_argument("--selfplay", action="store_true",
                    help="play one game against itself, print it, and exit")
+    z = p.add_argument_group("ZeroMQ server")
+    z.add_argument("--zmq", metavar="ENDPOINT",
+                   help="also serve over ZeroMQ, e.g. tcp://127.0.0.1:5555 or ipc:///tmp/oth")
+    z.add_argument("--no-stdio", action="store_true", help="serve ZeroMQ only")
+    z.add_argument("--max-sessions", type=int, default=64, help="clients served at once")
+    z.add_argument("--idle-timeout", type=float, default=1800.0,
+                   help="seconds without a message before a session is freed")
+    z.add_argument("--curve-key", metavar="FILE",
+                   help="server secret key file (zmq.auth format) to require CURVE")
+    z.add_argument("--allowed-clients", metavar="DIR",
+                   help="directory of allowed client public key files (with --curve-key)")
+    z.add_argument("--insecure", action="store_true",
+                   help="allow a non-loopback bind without CURVE (logs a warning)")
+    z.add_argument("--gen-keys", nargs=2, metavar=("DIR", "NAME"),
+                   help="create a CURVE key pair DIR/NAME.key and DIR/NAME.key_secret, exit")
     p.add_argument("--log-level", default="warning",
                    choices=["debug", "info", "warning", "error", "critical"])
     p.add_argument("--log-file", default=None, help="append logs (JSON lines) to this file")
@@ -101,6 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.name.isalnum():
         print("othello-engine: --name must be letters and digits only", file=sys.stderr)
         return 2
+    if args.gen_keys:
+        from .serve.zmq_server import generate_keys
+
+        public, secret = generate_keys(*args.gen_keys)
+        print(f"public key: {public}\nsecret key: {secret}")
+        return 0
     if args.precompile:
         return _precompile()
     if args.selfplay:
@@ -114,7 +135,47 @@ def main(argv: list[str] | None = None) -> int:
                             name=args.name, version=__version__, warmup=not args.no_warmup)
     get_logger("engine").info("start", agent=args.agent, rules=args.rules,
                               move_time=args.move_time, ponder=args.ponder)
-    return serve_stdio(options, args.protocol)
+    if args.no_stdio and not args.zmq:
+        print("othello-engine: --no-stdio needs --zmq ENDPOINT", file=sys.stderr)
+        return 2
+    if not args.zmq:
+        return serve_stdio(options, args.protocol)
+    return _serve_zmq(args, options)
+
+
+def _serve_zmq(args, options) -> int:
+    import signal
+    import threading
+    from pathlib import Path
+
+    from .serve.stdio import serve_stdio
+    from .serve.zmq_server import SecurityError, ServerConfig, ZmqServer
+
+    config = ServerConfig(
+        endpoint=args.zmq, max_sessions=args.max_sessions, idle_timeout=args.idle_timeout,
+        insecure=args.insecure,
+        server_secret_key=Path(args.curve_key) if args.curve_key else None,
+        allowed_clients=Path(args.allowed_clients) if args.allowed_clients else None)
+    try:
+        server = ZmqServer(options, config)
+    except (SecurityError, OSError, ValueError) as e:
+        print(f"othello-engine: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # zmq.ZMQError (bad endpoint, address in use)
+        print(f"othello-engine: cannot serve {args.zmq}: {e}", file=sys.stderr)
+        return 2
+    if args.no_stdio:
+        signal.signal(signal.SIGTERM, lambda *a: server.stop())
+        signal.signal(signal.SIGINT, lambda *a: server.stop())
+        server.serve_forever()
+        return 0
+    t = threading.Thread(target=server.serve_forever, name="zmq", daemon=True)
+    t.start()
+    try:
+        return serve_stdio(options, args.protocol)
+    finally:
+        server.stop()
+        t.join(5)
 
 
 if __name__ == "__main__":

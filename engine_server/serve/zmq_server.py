@@ -1,0 +1,307 @@
+"""The engine over ZeroMQ: one ROUTER socket, one engine session per client identity.
+
+Framing (documented in the README):
+
+* client -> server: ``[seq, line]`` - ``seq`` is the client's request number as ASCII digits,
+  ``line`` one protocol line (UTF-8).  A single frame ``[line]`` is accepted too (seq 0).
+* server -> client: ``[seq, line]`` for every output line, streamed as produced; ``seq`` is the
+  request that caused it (``0`` for lines not tied to one).
+
+Each identity gets its own game, rules, agent, search tree and protocol (NBoard or GTP, detected
+from its first line as on stdin) and its own controller thread, so a long ``genmove`` in one
+session never delays another's answers.  A request whose ``seq`` was already handled is not
+executed again: the server replays what it answered, which lets a client retry on a fresh socket
+("lazy pirate") without playing a move twice.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import zmq
+import zmq.auth
+
+from engine_server.log import get_logger
+from engine_server.session import EngineOptions, Output, Session
+from protocol.common import clean_line
+
+from .stdio import detect_protocol, make_handler
+
+log = get_logger("zmq")
+
+MAX_LINE_BYTES = 64 * 1024
+DEFAULT_MAX_SESSIONS = 64
+DEFAULT_IDLE_TIMEOUT = 1800.0
+
+
+class SecurityError(RuntimeError):
+    """The requested bind would expose the engine without authentication."""
+
+
+def is_loopback_endpoint(endpoint: str) -> bool:
+    """``tcp://127.x`` / ``[::1]`` / ``localhost`` and ``ipc://``/``inproc://`` are local."""
+    scheme, _, rest = endpoint.partition("://")
+    if scheme in ("ipc", "inproc"):
+        return True
+    if scheme != "tcp":
+        return False
+    host = rest.rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # "*", interface names and host names may reach the network
+
+
+@dataclass
+class ServerConfig:
+    endpoint: str = "tcp://127.0.0.1:5555"
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    insecure: bool = False
+    server_secret_key: Path | None = None   # zmq.auth secret key file of the server
+    allowed_clients: Path | None = None     # directory of allowed clients' public key files
+
+
+@dataclass
+class ClientSession:
+    identity: bytes
+    session: Session
+    handler: object | None = None
+    inbox: queue.Queue = field(default_factory=queue.Queue)
+    last_seen: float = field(default_factory=time.monotonic)
+    last_seq: int = -1
+    replies: dict[int, list[str]] = field(default_factory=dict)  # seq -> lines (recent only)
+    current_seq: int = 0
+    thread: threading.Thread | None = None
+    closed: bool = False
+
+
+class ZmqServer:
+    def __init__(self, options: EngineOptions, config: ServerConfig,
+                 context: zmq.Context | None = None):
+        self.options = options
+        self.config = config
+        self.ctx = context or zmq.Context.instance()
+        self.sessions: dict[bytes, ClientSession] = {}
+        self.outbox: queue.Queue = queue.Queue()
+        self._stop = threading.Event()
+        self._auth = None
+        self.socket = self._bind()
+
+    # --- socket and security ------------------------------------------------------------------
+    def _bind(self) -> zmq.Socket:
+        cfg = self.config
+        local = is_loopback_endpoint(cfg.endpoint)
+        sock = self.ctx.socket(zmq.ROUTER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.MAXMSGSIZE, MAX_LINE_BYTES)
+        sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        # A client reconnecting with its routing id takes its session over at once.
+        sock.setsockopt(zmq.ROUTER_HANDOVER, 1)
+        sock.setsockopt(zmq.SNDHWM, 10000)
+        if cfg.server_secret_key is not None:
+            from zmq.auth.thread import ThreadAuthenticator
+
+            if cfg.allowed_clients is None:
+                raise SecurityError("CURVE needs --allowed-clients DIR (client public keys)")
+            public, secret = zmq.auth.load_certificate(str(cfg.server_secret_key))
+            if secret is None:
+                raise SecurityError(f"{cfg.server_secret_key} holds no secret key")
+            self._auth = ThreadAuthenticator(self.ctx)
+            self._auth.start()
+            self._auth.configure_curve(domain="*", location=str(cfg.allowed_clients))
+            sock.curve_secretkey = secret
+            sock.curve_publickey = public
+            sock.curve_server = True
+        elif not local:
+            if not cfg.insecure:
+                sock.close(0)
+                raise SecurityError(
+                    f"refusing to bind {cfg.endpoint} without CURVE authentication: pass "
+                    "--curve-key and --allowed-clients, or --insecure to accept the risk")
+            log.warning("insecure_bind", endpoint=cfg.endpoint,
+                        note="anyone who can reach this address controls the engine")
+        sock.bind(cfg.endpoint)
+        self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        log.info("zmq_listening", endpoint=self.endpoint, curve=self._auth is not None)
+        return sock
+
+    # --- sessions -----------------------------------------------------------------------------
+    def _new_session(self, identity: bytes) -> ClientSession:
+        cs_holder: list[ClientSession] = []
+
+        def sink(line: str) -> None:
+            cs = cs_holder[0]
+            seq = cs.current_seq
+            lst = cs.replies.get(seq)
+            if lst is not None:
+                lst.append(line)
+            self.outbox.put((identity, seq, line))
+
+        opts = EngineOptions(**{**self.options.__dict__, "warmup": False})
+        session = Session(opts, Output(sink))
+        cs = ClientSession(identity, session)
+        cs_holder.append(cs)
+        cs.thread = threading.Thread(target=self._run_session, args=(cs,),
+                                     name=f"zmq-session-{identity.hex()[:8]}", daemon=True)
+        cs.thread.start()
+        self.sessions[identity] = cs
+        log.info("session_open", client=identity.hex(), sessions=len(self.sessions))
+        return cs
+
+    def _run_session(self, cs: ClientSession) -> None:
+        while True:
+            item = cs.inbox.get()
+            if item is None:
+                break
+            seq, text, received = item
+            cs.current_seq = seq
+            cs.replies[seq] = []
+            for old in [s for s in cs.replies if s < seq - 8]:
+                del cs.replies[old]  # keep a few recent answers for retries
+            try:
+                if cs.handler is None:
+                    if not clean_line(text, cut_comments=True):
+                        continue
+                    cs.handler = make_handler(detect_protocol(text), cs.session)
+                if not cs.handler.handle_line(text, received):
+                    break
+            except Exception:
+                log.exception("session_error", client=cs.identity.hex(), line=text[:200])
+        cs.session.close()
+        cs.closed = True
+
+    def _close_session(self, identity: bytes, reason: str) -> None:
+        cs = self.sessions.pop(identity, None)
+        if cs is None:
+            return
+        cs.session.interrupt()
+        cs.inbox.put(None)
+        log.info("session_close", client=identity.hex(), reason=reason,
+                 sessions=len(self.sessions))
+
+    # --- main loop ----------------------------------------------------------------------------
+    def _handle_frames(self, frames: list[bytes]) -> None:
+        identity = frames[0]
+        payload = frames[1:]
+        if payload and payload[0] == b"":
+            payload = payload[1:]  # a REQ client's delimiter
+        if len(payload) == 1:
+            seq_b, line_b = b"0", payload[0]
+        elif len(payload) == 2:
+            seq_b, line_b = payload
+        else:
+            self._send(identity, 0, "? malformed request: expected [seq, line]")
+            return
+        try:
+            seq = int(seq_b.decode("ascii"))
+            text = line_b.decode("utf-8")
+        except (UnicodeDecodeError, ValueError):
+            self._send(identity, 0, "? malformed request: seq must be digits, line UTF-8")
+            return
+        if "\n" in text.rstrip("\r\n"):
+            self._send(identity, seq, "? malformed request: one line per message")
+            return
+        cs = self.sessions.get(identity)
+        if cs is None:
+            if len(self.sessions) >= self.config.max_sessions:
+                # The protocol's error form: GTP "?", NBoard "status".
+                msg = ("status server full" if detect_protocol(text) == "nboard"
+                       else "? server full: too many sessions")
+                self._send(identity, seq, msg)
+                if not msg.startswith("status"):
+                    self._send(identity, seq, "")
+                return
+            cs = self._new_session(identity)
+        cs.last_seen = time.monotonic()
+        if seq != 0 and seq <= cs.last_seq:
+            # A retry of a request already handled: answer again, do not execute again.
+            for line in cs.replies.get(seq, []):
+                self._send(identity, seq, line)
+            return
+        if seq != 0:
+            cs.last_seq = seq
+        word = clean_line(text, cut_comments=True).split(" ")
+        if any(w == "quit" for w in word[:2]):
+            cs.session.interrupt()
+        cs.inbox.put((seq, text, time.monotonic()))
+
+    def _send(self, identity: bytes, seq: int, line: str) -> None:
+        try:
+            self.socket.send_multipart([identity, str(seq).encode(), line.encode("utf-8")],
+                                       flags=zmq.NOBLOCK)
+        except zmq.Again:
+            log.warning("send_dropped", client=identity.hex())
+        except zmq.ZMQError as e:
+            log.warning("send_failed", client=identity.hex(), error=str(e))
+
+    def _flush_outbox(self) -> None:
+        while True:
+            try:
+                identity, seq, line = self.outbox.get_nowait()
+            except queue.Empty:
+                return
+            self._send(identity, seq, line)
+
+    def _reap(self) -> None:
+        now = time.monotonic()
+        for identity, cs in list(self.sessions.items()):
+            if cs.closed:
+                self.sessions.pop(identity, None)
+                log.info("session_ended", client=identity.hex())
+            elif now - cs.last_seen > self.config.idle_timeout and not cs.session.busy:
+                self._close_session(identity, "idle")
+
+    def serve_forever(self, poll_ms: int = 2) -> None:
+        poller = zmq.Poller()
+        poller.register(self.socket, zmq.POLLIN)
+        last_reap = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                events = dict(poller.poll(poll_ms))
+                if self.socket in events:
+                    for _ in range(100):
+                        try:
+                            frames = self.socket.recv_multipart(flags=zmq.NOBLOCK)
+                        except zmq.Again:
+                            break
+                        try:
+                            self._handle_frames(frames)
+                        except Exception:
+                            log.exception("bad_frames")
+                self._flush_outbox()
+                if time.monotonic() - last_reap > 1.0:
+                    self._reap()
+                    last_reap = time.monotonic()
+        finally:
+            self.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def close(self) -> None:
+        for identity in list(self.sessions):
+            self._close_session(identity, "server stop")
+        self.socket.close(0)
+        if self._auth is not None:
+            self._auth.stop()
+            self._auth = None
+
+
+def generate_keys(directory: str | Path, name: str) -> tuple[Path, Path]:
+    """A CURVE key pair ``NAME.key`` (public) and ``NAME.key_secret`` in ``directory``."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    public, secret = zmq.auth.create_certificates(str(d), name)
+    return Path(public), Path(secret)
+
+
+__all__ = ["ZmqServer", "ServerConfig", "SecurityError", "is_loopback_endpoint",
+           "generate_keys"]
