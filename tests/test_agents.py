@@ -189,7 +189,9 @@ def test_memory_cap_stops_expansion_but_not_the_search():
     agent = make_agent("uct:memory=1")
     r = agent.search(Position.start(), Limits(time=1.0))
     assert r.tree_full
-    assert r.tree_nodes <= (1 << 20) // 84 + 1
+    from engine_server.search import tree as T
+
+    assert r.tree_nodes <= (1 << 20) // T.BYTES_PER_NODE + 1
     assert r.playouts > 2 * r.tree_nodes  # it kept simulating after the tree filled
 
 
@@ -206,3 +208,56 @@ def test_spec_errors_list_what_is_accepted():
         parse_spec("ucb1:n=0")
     info, params = parse_spec("uct:c=1,rollout=valuemap")
     assert params["c"] == 1.0 and params["rollout"] == "valuemap" and params["seed"] == 1
+
+
+def test_solver_proves_a_small_endgame_and_stops_searching():
+    r = make_agent("uct:solver=1", seed=1).search(FORCED_WIN, Limits(playouts=500_000))
+    assert r.stopped_by == "solved" and r.playouts < 500_000
+    assert r.best_name == "b8" and r.moves[0].proven == 1
+    r = make_agent("uct:solver=1", seed=1).search(CORNER_WIN, Limits(playouts=500_000))
+    assert r.best_name == "a1" and r.stopped_by == "solved"
+    assert sorted(m.proven for m in r.moves) == [-1, -1, -1, 1]
+
+
+def _hand_built_root(visits, proven):
+    """A root with children of given visit counts; ``proven`` entries None or +1/0/-1."""
+    from engine_server.search import tree as T
+
+    bbs, links, stats, meta = T.new_tree(16)
+    links[0, T.FIRST], links[0, T.NCHILD] = 1, len(visits)
+    for j, (n, p) in enumerate(zip(visits, proven)):
+        i = 1 + j
+        links[i, T.PARENT], links[i, T.MOVE], links[i, T.NCHILD] = 0, j, -1
+        stats[i, T.N], stats[i, T.W] = n, 0.1 * n
+        if p is not None:
+            links[i, T.FLAGS] |= T.SOLVED
+            stats[i, T.PROVEN] = p
+    return links, stats
+
+
+def test_solver_choice_avoids_a_proven_loss_even_with_the_most_visits():
+    from engine_server.search.driver import _solver_choice, most_visits
+
+    links, stats = _hand_built_root([100, 10, 50], [-1, None, None])
+    chosen = most_visits(links, stats, 1, 3, None)
+    assert chosen == 1
+    assert _solver_choice(links, stats, 1, 3, chosen) == 3
+
+
+def test_solver_choice_plays_a_proven_win_over_more_visited_moves():
+    from engine_server.search.driver import _solver_choice
+
+    links, stats = _hand_built_root([100, 3, 50], [None, 1, None])
+    assert _solver_choice(links, stats, 1, 3, 1) == 2
+
+
+def test_prove_up_marks_the_parent_when_every_child_is_decided():
+    from engine_server.search import tree as T
+
+    links, stats = _hand_built_root([5, 5], [-1, 0])
+    links[0, T.PARENT] = -1
+    T.prove_up(links, stats, 2, 0)
+    assert links[0, T.FLAGS] & T.SOLVED and stats[0, T.PROVEN] == 0.0  # best is the draw
+    links, stats = _hand_built_root([5, 5], [None, 1])
+    T.prove_up(links, stats, 2, 0)
+    assert links[0, T.FLAGS] & T.SOLVED and stats[0, T.PROVEN] == -1.0

@@ -19,7 +19,7 @@ def _make(spec, p):
     cfg = lambda rules: cfg_array(select=T.SELECT_UCB1, explore=p["c"], logk=logk,
                                   q01=1 if reward == T.REWARD_WIN else 0, expand_at=0,
                                   sim_all=1, reward=reward, policy=policy_id(p["rollout"]),
-                                  rules=rules)
+                                  rules=rules, solver=1 if p["solver"] else 0)
     budget = lambda pos: Budget(iterations=p["iterations"])
     return TreeAgent(spec, p, TreeSearch("uct", cfg, table_maker(p["rollout"]), p["seed"],
                                          budget, most_visits, p["memory"] << 20))
@@ -36,4 +36,7 @@ UCT = AgentInfo(
      Param("form", str, "seed001", "seed001: c*sqrt(2 ln N/n); plain: c*sqrt(ln N/n)",
            choices=("seed001", "plain")),
      Param("iterations", int, 500, "iterations when no limit is given (seed 001: 500 in ~1 s)",
-           min=1)) + COMMON_PARAMS + TREE_PARAMS, _make)
+           min=1),
+     Param("solver", bool, False, "MCTS-Solver back-ups: play proven wins, avoid proven "
+           "losses, stop when the root is solved (not in the paper)"))
+    + COMMON_PARAMS + TREE_PARAMS, _make)

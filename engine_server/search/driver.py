@@ -43,6 +43,20 @@ def best_mean(links, stats, first, count, position) -> int:
                                     stats[i, T.N]))
 
 
+def _solver_choice(links, stats, first, count, chosen: int) -> int:
+    """A proven win is played; a proven loss is avoided while anything else is left."""
+    rows = range(first, first + count)
+    solved = [i for i in rows if links[i, T.FLAGS] & T.SOLVED]
+    wins = [i for i in solved if stats[i, T.PROVEN] > 0]
+    if wins:
+        return max(wins, key=lambda i: stats[i, T.N])
+    lost = {i for i in solved if stats[i, T.PROVEN] < 0}
+    if chosen in lost and len(lost) < count:
+        return max((i for i in rows if i not in lost), key=lambda i: (stats[i, T.N],
+                                                                       _mean(stats, i)))
+    return chosen
+
+
 def _mean(stats, i) -> float:
     n = stats[i, T.N]
     return float(stats[i, T.W] / n) if n > 0 else 0.0
@@ -268,7 +282,8 @@ class TreeSearch:
                         full = True
                         log.warning("tree_full", nodes=self.nodes, cap_nodes=self.max_nodes)
                 elif status == T.STATUS_DONE:
-                    stopped_by = "done"
+                    solved = bool(links[0, T.FLAGS] & T.SOLVED)
+                    stopped_by = "solved" if solved else "done"
                     break
                 # Size the next batch to ~5 ms, never past the deadline.
                 if done_i > 0:
@@ -295,13 +310,16 @@ class TreeSearch:
         best_move = None
         if count > 0:
             best_row = self._final(links, stats, first, count, position)
+            if self._cfg is not None and self._cfg[T.C_SOLVER] == 1.0:
+                best_row = _solver_choice(links, stats, first, count, best_row)
             for i in range(first, first + count):
                 n = stats[i, T.N]
                 extra = self._move_extras(links, stats, i, position) if self._move_extras else {}
                 moves.append(MoveStat(
                     move=int(links[i, T.MOVE]), visits=int(n), value=_mean(stats, i),
                     prior=float(stats[i, T.PRIOR]),
-                    margin=float(stats[i, T.MARGIN] / n) if n > 0 else None, extra=extra))
+                    margin=float(stats[i, T.MARGIN] / n) if n > 0 else None, extra=extra,
+                    proven=int(stats[i, T.PROVEN]) if links[i, T.FLAGS] & T.SOLVED else None))
             best_move = int(links[best_row, T.MOVE])
             moves.sort(key=lambda m: (m.move != best_move, -m.visits, -m.value))
         root_n = stats[0, T.N]

@@ -54,6 +54,7 @@ class MoveStat:
     prior: float | None = None
     margin: float | None = None  # mean final disc margin (side to move's view, rules applied)
     extra: dict = field(default_factory=dict)
+    proven: int | None = None    # exact outcome when solved: +1 win, 0 draw, -1 loss
 
     @property
     def win_rate(self) -> float:

@@ -6,7 +6,7 @@ One node per row of three arrays (row-major, so a node's fields sit together in 
 * ``links[i] = (parent, first_child, n_children, move, flags)`` - int32; children of a node are
   contiguous rows ``first_child .. first_child + n_children - 1``; ``n_children = -1`` means not
   expanded yet; ``move`` is the square that led here (64 = pass);
-* ``stats[i] = (N, W, W2, MARGIN, PRIOR, MOB)`` - float64.  ``W`` and ``MARGIN`` are sums from the
+* ``stats[i] = (N, W, W2, MARGIN, PRIOR, MOB, PROVEN)`` - float64.  ``W`` and ``MARGIN`` are sums from the
   point of view of the player who moved *into* the node (the parent's side to move), so a parent
   picks the child with the best ``W / N``; rewards ``z`` are in [-1, 1].
 
@@ -44,11 +44,12 @@ from .rollout import rollout
 PARENT, FIRST, NCHILD, MOVE, FLAGS = 0, 1, 2, 3, 4
 N_LINKS = 5
 # stats columns
-N, W, W2, MARGIN, PRIOR, MOB = 0, 1, 2, 3, 4, 5
-N_STATS = 6
+N, W, W2, MARGIN, PRIOR, MOB, PROVEN = 0, 1, 2, 3, 4, 5, 6
+N_STATS = 7
 # flags
 TERMINAL = 1
 COMPLETE = 2  # min-max: this root child's principal line is finished
+SOLVED = 4    # MCTS-Solver: PROVEN holds the exact outcome (+1/0/-1) for the mover into the node
 # meta
 NEXT_FREE, CAPACITY, ROOT, NO_EXPAND = 0, 1, 2, 3
 
@@ -71,7 +72,10 @@ C_N0 = 12           # OCBA: initial samples per child
 C_SIGMA0 = 13       # OCBA: standard deviation assumed with fewer than two samples
 C_DEPTH = 14        # min-max: layers k
 C_PER_NODE = 15     # min-max / shallow: playouts n per node
-N_CFG = 16
+C_SOLVER = 16       # 1: MCTS-Solver back-ups (proven wins chosen, proven losses avoided)
+C_SOLVE_EMPTIES = 17  # exact endgame solve at leaves with at most this many empties (0: off)
+C_SOLVE_NODES = 18    # node budget of one endgame solve inside a batch
+N_CFG = 19
 
 SELECT_UCB1 = 0
 SELECT_OCBA = 1
@@ -163,6 +167,7 @@ def _init_child(links, stats, i, parent, move, prior):
     stats[i, MARGIN] = 0.0
     stats[i, PRIOR] = prior
     stats[i, MOB] = 0.0
+    stats[i, PROVEN] = 0.0
 
 
 @njit(cache=True)
@@ -222,6 +227,43 @@ def _mean(stats, i):
     return stats[i, W] / n if n > 0 else 0.0
 
 
+@njit(cache=True, inline="always")
+def _lost(links, stats, i):
+    """A child proven lost for the side choosing it (only set when the solver is on)."""
+    return (links[i, FLAGS] & SOLVED) != 0 and stats[i, PROVEN] < 0.0
+
+
+@njit(cache=True)
+def _mark_solved(links, stats, node, value):
+    links[node, FLAGS] |= SOLVED
+    stats[node, PROVEN] = value
+
+
+@njit(cache=True)
+def prove_up(links, stats, node, root):
+    """MCTS-Solver: after ``node`` was solved, prove its ancestors where possible.
+
+    A parent is won for its side to move as soon as one child is a proven win for that side,
+    and decided once every child is proven (the best of them)."""
+    i = node
+    while i != root:
+        p = links[i, PARENT]
+        if links[p, FLAGS] & SOLVED:
+            return
+        if stats[i, PROVEN] > 0.0:
+            _mark_solved(links, stats, p, -1.0)
+        else:
+            first = links[p, FIRST]
+            best = -2.0
+            for c in range(first, first + links[p, NCHILD]):
+                if not (links[c, FLAGS] & SOLVED):
+                    return
+                if stats[c, PROVEN] > best:
+                    best = stats[c, PROVEN]
+            _mark_solved(links, stats, p, -best)
+        i = p
+
+
 @njit(cache=True)
 def select_child(bbs, links, stats, node, cfg, rng):
     """The child of an expanded ``node`` that the tree policy visits next."""
@@ -244,6 +286,8 @@ def select_child(bbs, links, stats, node, cfg, rng):
         best = first
         best_v = -1e300
         for i in range(first, first + count):
+            if _lost(links, stats, i):
+                continue
             n = stats[i, N]
             q = stats[i, W] / n if n > 0 else 0.0
             v = q + c * stats[i, PRIOR] * sqrt_n / (1.0 + n)
@@ -264,6 +308,8 @@ def select_child(bbs, links, stats, node, cfg, rng):
     best = first
     best_v = -1e300
     for i in range(first, first + count):
+        if _lost(links, stats, i):
+            continue
         n = stats[i, N]
         q = stats[i, W] / n
         if q01:
@@ -431,6 +477,7 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts)
     descend = cfg[C_DESCEND] == 1.0
     ocba = mode == SELECT_OCBA
     n0 = cfg[C_N0]
+    solver = cfg[C_SOLVER] == 1.0
     while iters < max_iters and playouts < max_playouts:
         if mode == SELECT_MINMAX:
             p, status = _minmax_iteration(bbs, links, stats, meta, cfg, table, rng)
@@ -439,10 +486,12 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts)
             playouts += p
             iters += 1
             continue
+        if solver and links[root, FLAGS] & SOLVED:
+            return iters, playouts, STATUS_DONE
         node = root
         # --- selection (and expansion on the way down) ---------------------------------------
         while True:
-            if links[node, FLAGS] & TERMINAL:
+            if links[node, FLAGS] & (TERMINAL | SOLVED):
                 break
             if links[node, NCHILD] < 0:
                 if stats[node, N] < expand_at or meta[NO_EXPAND] == 1:
@@ -460,11 +509,21 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts)
             if ocba and stats[node, N] < n0:
                 break
         # --- simulation and back-propagation ----------------------------------------------
+        if solver and links[node, FLAGS] & SOLVED:
+            n = stats[node, N]
+            margin = stats[node, MARGIN] / n if n > 0 else 0.0
+            backup(links, stats, node, stats[node, PROVEN], margin, 0.0, root)
+            iters += 1
+            playouts += 1
+            continue
         if links[node, FLAGS] & TERMINAL or (links[node, NCHILD] < 0 and _is_terminal(bbs, node)):
             P = bbs[node, 0]
             O = bbs[node, 1]
             z, margin = _reward(popcount(P), popcount(O), cfg)
             backup(links, stats, node, -z, -margin, 0.0, root)
+            if solver:
+                _mark_solved(links, stats, node, -1.0 if z > 0 else (1.0 if z < 0 else 0.0))
+                prove_up(links, stats, node, root)
             iters += 1
             playouts += 1
             continue
@@ -475,6 +534,10 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts)
                     z, margin = simulate(bbs, i, cfg, table, rng)
                     backup(links, stats, i, z, margin, 0.0, root)
                     playouts += 1
+                    if solver and _is_terminal(bbs, i):
+                        # z is already exact here: the rollout had no move to make
+                        _mark_solved(links, stats, i, 1.0 if z > 0 else (-1.0 if z < 0 else 0.0))
+                        prove_up(links, stats, i, root)
             iters += 1
             continue
         mobility = float(popcount(legal_moves(bbs[node, 0], bbs[node, 1])))
