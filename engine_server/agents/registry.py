@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Agent, AgentInfo, AgentSpecError
+from .best import BEST
 from .dk import DK
 from .ocba import OCBA
 from .playout_agents import PSEUDO_RANDOM, RANDOM
@@ -14,7 +15,7 @@ from .uct import UCT
 
 AGENTS: dict[str, AgentInfo] = {a.name: a for a in
                                 (RANDOM, PSEUDO_RANDOM, SHALLOW, MINMAX, UCB1, UCT, OCBA, DK,
-                                 PUCT)}
+                                 PUCT, BEST)}
 
 DEFAULT_AGENT = "uct"
 

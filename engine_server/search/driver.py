@@ -24,7 +24,6 @@ from .limits import Limits, MoveStat, ProgressCallback, SearchResult
 log = get_logger("search")
 
 DEFAULT_MEMORY = 1 << 30  # 1 GiB
-INITIAL_CAPACITY = 1 << 15
 BATCH_SECONDS = 0.005     # target length of one numba batch
 MAX_BATCH_SECONDS = 0.010
 
@@ -89,7 +88,9 @@ class TreeSearch:
         self._final = final_choice
         self._move_extras = move_extras
         self.max_nodes = max(1024, memory // T.BYTES_PER_NODE)
-        self._arrays = T.new_tree(min(INITIAL_CAPACITY, self.max_nodes))
+        # Zeroed arrays of the full cap cost nothing until touched (the OS maps pages lazily),
+        # and growing by copying mid-search could overrun a deadline.
+        self._arrays = T.new_tree(self.max_nodes)
         self.root_position: Position | None = None
         self._reused = 0.0
         self._cfg: np.ndarray | None = None

@@ -1,0 +1,50 @@
+"""``best``: our strongest agent, assembled from what measurably helped (docs/best-agent.md).
+
+UCT with full expansion (seed 001's tree policy), MCTS-Solver back-ups, an exact endgame solve
+at leaves with few empties, tree reuse, and root parallelism over ``threads`` trees (one per
+core by default).  Pondering is the engine's (``--ponder``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from engine_server.search import tree as T
+from engine_server.search.driver import Budget, TreeSearch, cfg_array, most_visits
+
+from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
+from .common import policy_id, rollout_param, table_maker
+from .parallel import ParallelAgent
+
+
+def _make(spec, p):
+    def cfg(rules):
+        return cfg_array(select=T.SELECT_UCB1, explore=p["c"], logk=2.0, q01=1, expand_at=0,
+                         sim_all=1, reward=T.REWARD_WIN, policy=policy_id(p["rollout"]),
+                         rules=rules, solver=1, solve_empties=p["solve_empties"],
+                         solve_nodes=p["solve_nodes"])
+
+    threads = p["threads"] or max(1, min(4, os.cpu_count() or 1))
+    budget = lambda pos: Budget(iterations=p["iterations"])
+    memory = (p["memory"] << 20) // threads
+
+    def make_tree(j: int) -> TreeSearch:
+        return TreeSearch("best", cfg, table_maker(p["rollout"]), p["seed"] * 7919 + j, budget,
+                          most_visits, memory)
+
+    return ParallelAgent(spec, p, make_tree, threads, "best")
+
+
+BEST = AgentInfo(
+    "best", "ours: seed 001 UCT + MCTS-Solver + exact endgame + root parallelism",
+    "the strongest agent we have; see docs/best-agent.md for the matches behind each choice",
+    (Param("c", float, 1.414, "UCT exploration constant (c*sqrt(2 ln N / n))", min=0.0),
+     rollout_param("random"),
+     Param("threads", int, 0, "trees searched in parallel (0: one per core, at most 4)",
+           min=0, max=64),
+     Param("solve_empties", int, 0, "exact solve at leaves with at most this many empties",
+           min=0, max=30),
+     Param("solve_nodes", int, 20000, "node budget of one leaf solve (keeps batches short)",
+           min=100),
+     Param("iterations", int, 20000, "iterations per tree when no limit is given", min=1))
+    + COMMON_PARAMS + TREE_PARAMS, _make)
