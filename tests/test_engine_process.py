@@ -164,3 +164,18 @@ def test_full_game_engine_vs_engine_over_nboard():
     for e in engines.values():
         e.send("quit")
         assert e.proc.wait(10) == 0
+
+
+def test_first_genmove_after_start_meets_its_budget():
+    eng = EngineProcess.ours("--agent", "uct:iterations=100000000", "--move-time", "1.0")
+    t0 = time.monotonic()
+    assert eng.gtp("protocol_version") == "2"
+    ready = time.monotonic() - t0
+    t1 = eng.send("genmove black")
+    head = eng.read_line(30)
+    took = time.monotonic() - t1
+    assert head[2:] in ("d3", "c4", "f5", "e6")
+    assert took < 1.0 + 0.1, took
+    assert ready < 5.0, ready  # answers come while the kernels load in the background
+    eng.send("quit")
+    assert eng.proc.wait(10) == 0
