@@ -1,0 +1,301 @@
+"""The Botzone adapter driven as Botzone drives it: a subprocess fed JSON (or simplified) lines on
+stdin, one turn per process or keep-running, answers read from stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from clients.botzone import main as bz
+from engine_server.game import PASS, Color, Game, Position
+from engine_server.game.notation import botzone_xy, square_from_botzone
+
+REPO = Path(__file__).resolve().parent.parent
+ENV = dict(os.environ, PYTHONPATH=str(REPO))
+BOT = [sys.executable, "-m", "clients.botzone.main"]
+QUICK = ["--iterations", "200", "--seed", "3"]  # reproducible, and fast on shared cores
+
+
+def run_bot(stdin: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(BOT + list(args), input=stdin, capture_output=True, text=True,
+                          env=ENV, cwd=REPO, timeout=timeout)
+
+
+def xy(move: int) -> dict:
+    x, y = botzone_xy(move)
+    return {"x": x, "y": y}
+
+
+def envelope(moves: list[int], me: Color, **extra) -> dict:
+    """Botzone's input for ``me`` after ``moves`` (passes explicit, ``me`` to move next)."""
+    plies = list(moves)
+    if me == Color.BLACK:
+        requests = [{"x": -1, "y": -1}] + [xy(m) for m in plies[1::2]]
+        responses = [xy(m) for m in plies[0::2]]
+    else:
+        requests = [xy(m) for m in plies[0::2]]
+        responses = [xy(m) for m in plies[1::2]]
+    assert len(responses) == len(requests) - 1
+    return {"requests": requests, "responses": responses, **extra}
+
+
+def simple_input(moves: list[int], me: Color) -> str:
+    env = envelope(moves, me)
+    lines = [str(len(env["requests"]))]
+    for i, req in enumerate(env["requests"]):
+        lines.append(f"{req['x']} {req['y']}")
+        if i < len(env["responses"]):
+            lines.append(f"{env['responses'][i]['x']} {env['responses'][i]['y']}")
+    return "\n".join(lines) + "\n\n\n"
+
+
+def random_games(seed: int):
+    rng = random.Random(seed)
+    while True:
+        game = Game(Position.start())
+        while not game.is_over():
+            game.play(rng.choice(game.position.legal_moves()))
+        yield game
+
+
+def find_prefix(pred, seed: int) -> list[int]:
+    """The moves up to the first position of a random game that satisfies ``pred``."""
+    for _, game in zip(range(500), random_games(seed)):
+        for k, pos in enumerate(game.positions()):
+            if pred(pos, game.moves[:k]):
+                return game.moves[:k]
+    raise AssertionError("no such position in the sampled games")
+
+
+def only_move_off_diagonal(pos: Position, moves) -> bool:
+    legal = pos.legal_moves()
+    if len(legal) != 1 or legal[0] == PASS:
+        return False
+    x, y = botzone_xy(legal[0])
+    return x != y and square_from_botzone(y, x) not in legal
+
+
+def answer_of(r: subprocess.CompletedProcess) -> int:
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1, r.stdout  # stdout carries the one protocol line, nothing else
+    out = json.loads(lines[0])
+    assert len(out["debug"]) <= 1000
+    return square_from_botzone(out["response"]["x"], out["response"]["y"])
+
+
+def test_first_turns_of_both_colours_as_in_the_wiki_examples():
+    start = Position.start()
+    black = answer_of(run_bot(json.dumps({"requests": [{"x": -1, "y": -1}], "responses": [],
+                                          "time_limit": 1}) + "\n", *QUICK))
+    assert black in start.legal_moves()
+    c4 = square_from_botzone(2, 3)  # the wiki's black move {"x": 2, "y": 3}
+    white = answer_of(run_bot(json.dumps({"requests": [{"x": 2, "y": 3}], "responses": []})
+                              + "\n", *QUICK))
+    assert white in start.play(c4).legal_moves()
+
+
+@pytest.mark.parametrize("me", [Color.BLACK, Color.WHITE])
+def test_forced_asymmetric_move_comes_back_as_x_column_y_row(me):
+    moves = find_prefix(lambda p, m: p.side == me and only_move_off_diagonal(p, m),
+                        seed=11 + int(me))
+    pos = Game.from_moves(moves).position
+    r = run_bot(json.dumps(envelope(moves, me)) + "\n", *QUICK)
+    assert answer_of(r) == pos.legal_moves()[0]
+
+
+def test_our_pass_and_the_opponents_pass():
+    must = find_prefix(lambda p, m: p.must_pass() and p.side == Color.WHITE, seed=21)
+    r = run_bot(json.dumps(envelope(must, Color.WHITE)) + "\n", *QUICK)
+    assert json.loads(r.stdout)["response"] == {"x": -1, "y": -1}
+    # the opponent's -1,-1 in the middle of the history is a pass, not a colour marker
+    after = find_prefix(lambda p, m: len(m) > 1 and m[-1] == PASS and not p.must_pass(),
+                        seed=22)
+    pos = Game.from_moves(after).position
+    r = run_bot(json.dumps(envelope(after, pos.side)) + "\n", *QUICK)
+    assert answer_of(r) in pos.legal_moves()
+
+
+def test_simplified_io():
+    moves = find_prefix(lambda p, m: p.side == Color.WHITE and only_move_off_diagonal(p, m),
+                        seed=31)
+    pos = Game.from_moves(moves).position
+    r = run_bot(simple_input(moves, Color.WHITE), *QUICK)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    assert len(lines) == 5 and lines[4] == ""  # response, debug, data, globaldata
+    x, y = map(int, lines[0].split())
+    assert square_from_botzone(x, y) == pos.legal_moves()[0]
+
+
+def test_bad_input_is_a_clear_error_on_stderr_with_nothing_on_stdout():
+    cases = {
+        '{"requests":[{"x":2,"y":2}],"responses":[]}': "illegal move c3",
+        '{"requests":[{"x":-1,"y":-1},{"x":2,"y":2}],"responses":[]}': "need 1 responses",
+        '{"requests":[{"x":9,"y":0}],"responses":[]}': "out of range",
+        'not json at all': "not a Botzone input line",
+    }
+    for text, message in cases.items():
+        bot = bz.Bot(backend=None)
+        with pytest.raises(bz.BotzoneInputError, match=message):
+            bot.take(bz.parse_input(text, lambda: ""))
+        assert bot.game is None
+    r = run_bot('{"requests":[{"x":2,"y":2}],"responses":[]}\n')  # end to end, once
+    assert r.returncode == 2 and r.stdout == "" and "illegal move c3" in r.stderr
+    r = run_bot("", "--agent", "uct:nope=1")
+    assert r.returncode == 2 and "unknown parameter 'nope'" in r.stderr
+
+
+def test_one_shot_turn_stays_inside_time_limit():
+    moves = find_prefix(lambda p, m: len(p.legal_moves()) >= 8, seed=41)
+    pos = Game.from_moves(moves).position
+    t0 = time.monotonic()
+    r = run_bot(json.dumps(envelope(moves, pos.side, time_limit=1.5)) + "\n",
+                "--log-level", "info")
+    wall = time.monotonic() - t0
+    assert answer_of(r) in pos.legal_moves()
+    logs = [json.loads(line) for line in r.stderr.splitlines() if line.startswith("{")]
+    (sent,) = [e for e in logs if e["event"] == "answered"]
+    # Counted from the process start, as Botzone bills it: 1.5 s less the 0.3 s margin.
+    assert 1.0 < sent["turn_s"] < 1.5, sent
+    assert "of 1.20s" in json.loads(r.stdout)["debug"]
+    assert wall < 3.0, wall  # interpreter start and exit besides, on loaded shared cores
+    assert bz.move_budget(1.0) == pytest.approx(0.8) and bz.move_budget(6) == pytest.approx(4.8)
+    assert bz.time_limit_seconds("6") == 6 and bz.time_limit_seconds(1000) == 1.0
+    assert bz.time_limit_seconds("") is None
+
+
+class KeepRunning:
+    def __init__(self, *args: str):
+        self.proc = subprocess.Popen(BOT + ["--keep-running", *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=ENV, cwd=REPO)
+
+    def turn(self, text: str, lines: int = 1) -> list[str]:
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+        out = [self.proc.stdout.readline().rstrip("\n") for _ in range(lines)]
+        marker = self.proc.stdout.readline().rstrip("\n")
+        assert marker == bz.KEEP_RUNNING, (out, marker)
+        return out
+
+    def close(self) -> str:
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=30) == 0
+        return self.proc.stderr.read()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            f.close()
+
+
+@pytest.fixture
+def keep_running():
+    bots = []
+
+    def start(*args):
+        bots.append(KeepRunning(*args))
+        return bots[-1]
+
+    yield start
+    for bot in bots:  # a failed test must not leave a bot process behind
+        bot.kill()
+
+
+def _json_move(line: str) -> int:
+    r = json.loads(line)["response"]
+    return square_from_botzone(r["x"], r["y"])
+
+
+@pytest.mark.timeout(180)
+def test_keep_running_plays_whole_games_with_bare_requests_and_passes(keep_running):
+    bot = keep_running(*QUICK)
+    rng = random.Random(5)
+    seen = {"we passed": False, "they passed": False}
+    games = 0
+    while not all(seen.values()) and games < 12:
+        me = Color.BLACK if games % 2 == 0 else Color.WHITE
+        game = Game(Position.start())
+        if me == Color.WHITE:
+            game.play(rng.choice(game.position.legal_moves()))
+        text = json.dumps(envelope(game.moves, me, time_limit=5))  # a full envelope: new game
+        while True:
+            legal = game.position.legal_moves()
+            move = _json_move(bot.turn(text)[0])
+            assert move in legal, (game.move_texts(), move)
+            if move == PASS:
+                seen["we passed"] = True
+            game.play(move)
+            if game.is_over():
+                break
+            reply = rng.choice(game.position.legal_moves())
+            seen["they passed"] |= reply == PASS
+            game.play(reply)
+            if game.is_over():
+                break
+            text = json.dumps(xy(reply))  # later turns: only the new request
+        games += 1
+    stderr = bot.close()
+    assert all(seen.values()), (seen, games)
+    assert "Traceback" not in stderr
+
+
+@pytest.mark.timeout(120)
+def test_keep_running_simplified_io_and_bad_lines_lose_nothing(keep_running):
+    bot = keep_running(*QUICK)
+    rng = random.Random(9)
+    game = Game(Position.start())
+    text = simple_input([], Color.BLACK).rstrip("\n")  # "1" and "-1 -1"
+    for turn in range(6):
+        out = bot.turn(text, lines=4)
+        x, y = map(int, out[0].split())
+        move = square_from_botzone(x, y)
+        assert move in game.position.legal_moves()
+        game.play(move)
+        reply = rng.choice(game.position.legal_moves())
+        game.play(reply)
+        if turn == 2:
+            # a garbled line and an illegal move: reported, skipped, the game state intact
+            bot.proc.stdin.write("hello there\n9 9\n")
+            bot.proc.stdin.flush()
+        rx, ry = botzone_xy(reply)
+        text = f"{rx} {ry}"
+    stderr = bot.close()
+    assert "x and y must be integers" in stderr and "out of range" in stderr
+
+
+def test_bot_state_in_process_bare_requests_new_games_and_failed_input():
+    from clients.cs303.backend import InProcessBackend
+
+    bot = bz.Bot(InProcessBackend("uct", seed=1, iterations=50))
+    bot.take(bz.parse_input('{"x":-1,"y":-1}', lambda: ""))  # a bare first request: we are black
+    assert bot.me == Color.BLACK
+    ours = bot.answer(time.monotonic()).move
+    reply = Game.from_moves([ours]).position.legal_moves()[0]
+    before = list(bot.game.moves)
+    with pytest.raises(bz.BotzoneInputError, match="illegal move"):
+        bot.take(bz.Request(ours))  # an occupied square
+    with pytest.raises(bz.BotzoneInputError, match="has a move"):
+        bot.take(bz.Request(PASS))  # the opponent may not pass here
+    assert bot.game.moves == before  # failed input changed nothing
+    bot.take(bz.Request(reply))
+    assert bot.game.moves == [ours, reply] and bot.game.position.side == Color.BLACK
+    # requests given as JSON text, as some Botzone games send them, and a full envelope later
+    env = bz.parse_input(json.dumps({"requests": [json.dumps(xy(reply))], "responses": [],
+                                     "time_limit": "2"}), lambda: "")
+    assert env.requests == [reply] and env.time_limit == 2.0
+    with pytest.raises(bz.BotzoneInputError, match="illegal move"):
+        bot.take(env)  # that square is not one of black's openings
+    assert bot.time_limit == bz.DEFAULT_TIME_LIMIT and bot.game.moves == [ours, reply]
+    bot.take(bz.parse_input(json.dumps(envelope([ours], Color.WHITE, time_limit=3)), lambda: ""))
+    assert bot.me == Color.WHITE and bot.game.moves == [ours] and bot.time_limit == 3.0
