@@ -12,7 +12,15 @@ from __future__ import annotations
 import time
 
 from engine_server.agents import AgentSpecError
-from engine_server.game import PASS, Color, IllegalMoveError, NotationError, Rules, parse_move
+from engine_server.game import (
+    PASS,
+    Color,
+    IllegalMoveError,
+    NotationError,
+    Position,
+    Rules,
+    parse_move,
+)
 from engine_server.game import bitboard as bb
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
@@ -39,6 +47,7 @@ COMMANDS = [
     "final_score", "set_game", "list_games", "time_settings", "time_left", "kgs-time_settings",
     "kata-time_settings", "kata-list_time_settings", "lz-analyze", "kata-analyze",
     "lz-genmove_analyze", "kata-genmove_analyze", "stop", "othello-agent", "othello-rules",
+    "othello-setboard",
 ]
 
 
@@ -174,6 +183,19 @@ class GtpHandler:
             self.session.set_rules(args[0])
         except ValueError as e:
             raise GtpError(str(e)) from None
+        return ""
+
+    def cmd_othello_setboard(self, args, **_):
+        """``othello-setboard <64 squares X/O/-> <X|O>``: a new game from that position (judges
+        that hand over boards instead of moves)."""
+        if len(args) != 2:
+            raise GtpError("syntax error: othello-setboard <64 squares> <X|O>")
+        try:
+            pos = Position.from_string(args[0], args[1], self.session.rules)
+        except (NotationError, ValueError) as e:
+            raise GtpError(f"bad board: {e}") from None
+        self.session.new_game(pos)
+        self.inserted.clear()
         return ""
 
     # --- board ------------------------------------------------------------------------------

@@ -192,3 +192,11 @@ def test_pondering_searches_on_the_opponents_time_and_is_stopped_by_the_next_com
         assert sum(m.visits for m in h.session.last_result.moves) > 2000
     finally:
         h.close()
+
+
+def test_setboard_extension_starts_from_any_position(gtp):
+    pos = Game.from_moves(["f5", "d6", "c3"]).position
+    assert gtp.send(f"othello-setboard {pos.to_string()} O") == ["= ", ""]
+    assert gtp.session.position == pos and gtp.session.game.moves == []
+    assert gtp.send("othello-setboard XXX O")[0].startswith("? bad board")
+    assert gtp.session.position == pos

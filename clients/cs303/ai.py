@@ -51,13 +51,14 @@ class AI(object):
 
     Keyword arguments beyond the course's three: ``agent`` (a registry spec), ``rules``
     (reversed by default), ``seed``, ``cutoff`` (seconds per ``go``), ``iterations`` (a cap per
-    search, for quick games), ``memory_mib`` (tree cap) and ``backend`` (any object with
-    ``search(position, deadline, progress)`` and ``reset()``, replacing the in-process agent).
+    search, for quick games), ``memory_mib`` (tree cap), ``remote`` (a ZeroMQ endpoint of a
+    running ``othello-engine --zmq``, instead of an in-process agent) and ``backend`` (any
+    object with ``search(position, deadline, progress)`` and ``reset()``).
     """
 
     def __init__(self, chessboard_size, color, time_out, agent=DEFAULT_AGENT,
                  rules="reversed", seed=0, cutoff=None, iterations=None,
-                 memory_mib=DEFAULT_MEMORY_MIB, backend=None, warm_up=True):
+                 memory_mib=DEFAULT_MEMORY_MIB, backend=None, warm_up=True, remote=None):
         if chessboard_size != 8:
             raise ValueError("this engine plays 8x8 only, got chessboard_size=%r"
                              % (chessboard_size,))
@@ -78,6 +79,10 @@ class AI(object):
         self._legal = frozenset()
         self._rng = bb.make_rng(seed)
         self._no_table = np.zeros(64, dtype=np.int64)
+        if backend is None and remote is not None:
+            # A long-running engine keeps the tree; this process stays small.
+            from .remote_backend import RemoteBackend
+            backend = RemoteBackend(remote, rules=str(self.rules))
         if backend is None:
             backend = InProcessBackend(agent, seed=seed, memory_mib=memory_mib,
                                        iterations=iterations)
