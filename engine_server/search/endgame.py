@@ -2,11 +2,16 @@
 
 Layers, by the number of empty squares ``n`` of a node:
 
-* ``n > SHALLOW``: :func:`_deep` - transposition table probe/store, moves sorted fastest-first
-  (fewest weighted opponent replies, then parity and corners), principal variation search;
+* ``n > SHALLOW``: :func:`_deep` - transposition table probe/store, enhanced transposition
+  cutoffs from ``ETC_MIN`` empties, moves sorted fastest-first (fewest opponent replies, corner
+  replies counted twice, then corner stability, potential mobility and parity), principal
+  variation search;
 * ``4 <= n <= SHALLOW``: :func:`_shallow` - no table (its probes would cost more than these small
   subtrees), moves tried in odd-quadrant-first (parity) order, corners first;
 * ``n <= 3``: straight-line solvers; the last move is scored by counting its flips.
+
+Nodes with at least 4 empties first try a stability cutoff: discs that can never flip bound the
+final score (:func:`_stable`).
 
 Scores are final disc differences for the side to move as :func:`bitboard.disc_score` defines
 them (empties to the winner, mirrored under reversed rules).  Every leaf goes through
@@ -49,6 +54,7 @@ from engine_server.log import get_logger
 log = get_logger("endgame")
 
 SHALLOW = 6          # nodes with at most this many empties skip the table and the sorting
+ETC_MIN = 12         # nodes with at least this many empties look up their children first
 INF = 65             # above any score (|score| <= 64)
 NO_MOVE = -1000      # "the side to move has no legal move" from the side solvers
 
@@ -59,8 +65,9 @@ ABORTED = 2
 BEST = 3
 GENERATION = 4
 SCRATCH = 16
-SLOT = 64            # per ply: 32 moves then 32 sort keys (no position has more than 33 moves)
-CTL_SIZE = SCRATCH + 65 * SLOT
+KEYS = 64            # per ply: up to 64 moves, then their sort keys
+SLOT = 2 * KEYS
+CTL_SIZE = SCRATCH + 65 * SLOT  # plies are indexed by empties (0..63) and 64 for the root
 
 # tt (uint64 array, shape (size, 4)) columns: the position, packed data, subtree node count.
 TT_P = 0
@@ -107,17 +114,61 @@ _C_TOP = U(0x0000000000000081)     # a1, h1: the squares below
 _C_BOTTOM = U(0x8100000000000000)  # a8, h8: the squares above
 
 
+@njit(cache=True, inline="always")
+def _around(X):
+    """Squares next to a disc of X (a potential move of the other side needs one)."""
+    l = X & _NOT_A
+    r = X & _NOT_H
+    return ((r << _S1) | (l >> _S1) | (X << _S8) | (X >> _S8) | (r << _S9) | (l >> _S9)
+            | (l << _S7) | (r >> _S7))
+
+
+@njit(cache=True, inline="always")
+def _full_line(occ, s, lo_mask, hi_mask):
+    # Spread the empties along direction s both ways; the squares no empty reaches lie on
+    # full lines.  lo_mask / hi_mask stop a step from wrapping around a board edge.
+    e = ~occ
+    for _ in range(7):
+        e |= ((e << s) & lo_mask) | ((e >> s) & hi_mask)
+    return ~e
+
+
+@njit(cache=True)
+def _stable(X, occ):
+    """Discs of X that can never be flipped (corner-anchored chains and full lines)."""
+    # A disc cannot be flipped along a line that is full, that leaves the board next to it, or
+    # that holds a stable disc of its own colour next to it: a flip there would need an empty
+    # square on the line or would flip that neighbour too.
+    safe_h = _full_line(occ, _S1, _NOT_A, _NOT_H) | _EDGE_H
+    safe_v = _full_line(occ, _S8, _FULL, _FULL) | _EDGE_V
+    safe_9 = _full_line(occ, _S9, _NOT_A, _NOT_H) | _EDGE
+    safe_7 = _full_line(occ, _S7, _NOT_H, _NOT_A) | _EDGE
+    st = X & safe_h & safe_v & safe_9 & safe_7
+    if st == U0:
+        return st
+    while True:
+        nh = ((st << _S1) & _NOT_A) | ((st >> _S1) & _NOT_H)
+        nv = (st << _S8) | (st >> _S8)
+        n9 = ((st << _S9) & _NOT_A) | ((st >> _S9) & _NOT_H)
+        n7 = ((st << _S7) & _NOT_H) | ((st >> _S7) & _NOT_A)
+        new = X & (safe_h | nh) & (safe_v | nv) & (safe_9 | n9) & (safe_7 | n7)
+        if new == st:
+            return st
+        st = new
+
+
 # --- the last three empties ------------------------------------------------------------------
 
 
 @njit(cache=True)
 def _last1(P, O, m, rules):
     """Score of the last empty ``m`` (a single bit): only flips need counting."""
-    f = flips(P, O, m)
+    near = _around(m)
+    f = flips(P, O, m) if near & O else U0
     if f != U0:
         mine = popcount(P) + popcount(f) + 1
         return disc_score(mine, 64 - mine, rules)
-    f = flips(O, P, m)
+    f = flips(O, P, m) if near & P else U0
     if f != U0:
         theirs = popcount(O) + popcount(f) + 1
         return disc_score(64 - theirs, theirs, rules)
@@ -128,12 +179,12 @@ def _last1(P, O, m, rules):
 def _side2(P, O, alpha, beta, a, b, rules):
     # Side to move plays one of the two empties a, b; NO_MOVE when it has neither.
     best = NO_MOVE
-    f = flips(P, O, a)
+    f = flips(P, O, a) if _around(a) & O else U0
     if f != U0:
         best = -_last1(O ^ f, P ^ f ^ a, b, rules)
         if best >= beta:
             return best
-    f = flips(P, O, b)
+    f = flips(P, O, b) if _around(b) & O else U0
     if f != U0:
         v = -_last1(O ^ f, P ^ f ^ b, a, rules)
         if v > best:
@@ -248,34 +299,33 @@ _SIG_SHALLOW = types.int64(types.uint64, types.uint64, types.int64, types.int64,
 @njit(_SIG_SHALLOW, cache=True)
 def _shallow(P, O, alpha, beta, n, rules, ctl):
     ctl[NODES] += 1
-    E = legal_moves(P, O)
-    if E == U0:
+    # stability cutoff, as in _deep: cheap enough to pay off down to 4 empties
+    X = P if rules == REVERSED else O
+    if 64 - 2 * popcount(X) <= alpha:
+        upper = 64 - 2 * popcount(_stable(X, P | O))
+        if upper <= alpha:
+            return upper
+    moves = legal_moves(P, O)
+    if moves == U0:
         if legal_moves(O, P) == U0:
             return disc_score(popcount(P), popcount(O), rules)
         return -_shallow(O, P, -beta, -alpha, n, rules, ctl)
     odd = _odd_quadrants(~(P | O))
     best = -INF
-    moved = False
     child_n = n - 1
     for k in range(6):
         # odd quadrants first, each split corners / middle / X-and-C squares
-        if k == 0:
-            cand = E & odd & _GOOD
-        elif k == 1:
-            cand = E & odd & _MID
-        elif k == 2:
-            cand = E & odd & _BAD
-        elif k == 3:
-            cand = E & ~odd & _GOOD
-        elif k == 4:
-            cand = E & ~odd & _MID
+        cand = moves & (odd if k < 3 else ~odd)
+        if k == 0 or k == 3:
+            cand &= _GOOD
+        elif k == 1 or k == 4:
+            cand &= _MID
         else:
-            cand = E & ~odd & _BAD
+            cand &= _BAD
         while cand != U0:
             m = cand & (~cand + U1)
             cand ^= m
             f = flips(P, O, m)
-            moved = True
             nP = O ^ f
             nO = P ^ f ^ m
             if child_n == 3:
@@ -288,11 +338,7 @@ def _shallow(P, O, alpha, beta, n, rules, ctl):
                     return best
                 if v > alpha:
                     alpha = v
-    if moved:
-        return best
-    if legal_moves(O, P) == U0:
-        return disc_score(popcount(P), popcount(O), rules)
-    return -_shallow(O, P, -beta, -alpha, n, rules, ctl)
+    return best
 
 
 # --- deep: transposition table, fastest-first ------------------------------------------------
@@ -353,7 +399,7 @@ _SIG_DEEP = types.int64(types.uint64, types.uint64, types.int64, types.int64, ty
 
 @njit(cache=True)
 def _small(P, O, alpha, beta, n, rules, ctl):
-    """Solve a node with at most SHALLOW empties."""
+    """Solve a node with at most SHALLOW empties (no table, no node budget)."""
     if n > 3:
         return _shallow(P, O, alpha, beta, n, rules, ctl)
     if n == 3:
@@ -373,6 +419,14 @@ def _any(P, O, alpha, beta, n, rules, tt, ctl):
     return _small(P, O, alpha, beta, n, rules, ctl)
 
 
+@njit(cache=True, inline="always")
+def _corner_stability(X):
+    # own corners and the edge squares next to them cannot be flipped
+    s = (((_C_LO & X) << _S1) | ((_C_HI & X) >> _S1) | ((_C_TOP & X) << _S8)
+         | ((_C_BOTTOM & X) >> _S8) | _CORNERS) & X
+    return popcount(s)
+
+
 @njit(cache=True)
 def _order_key(P, O, m, f, odd):
     """Sort key of move ``m`` (flips ``f``): lower is tried first."""
@@ -385,57 +439,6 @@ def _order_key(P, O, m, f, odd):
     if m & odd:
         key -= 8
     return key
-
-
-@njit(cache=True, inline="always")
-def _around(X):
-    """Squares next to a disc of X (a potential move of the other side needs one)."""
-    l = X & _NOT_A
-    r = X & _NOT_H
-    return ((r << _S1) | (l >> _S1) | (X << _S8) | (X >> _S8) | (r << _S9) | (l >> _S9)
-            | (l << _S7) | (r >> _S7))
-
-
-@njit(cache=True, inline="always")
-def _full_line(occ, s, lo_mask, hi_mask):
-    # Spread the empties along direction s both ways; the squares no empty reaches lie on
-    # full lines.  lo_mask / hi_mask stop a step from wrapping around a board edge.
-    e = ~occ
-    for _ in range(7):
-        e |= ((e << s) & lo_mask) | ((e >> s) & hi_mask)
-    return ~e
-
-
-@njit(cache=True)
-def _stable(X, occ):
-    """Discs of X that can never be flipped (corner-anchored chains and full lines)."""
-    # A disc cannot be flipped along a line that is full, that leaves the board next to it, or
-    # that holds a stable disc of its own colour next to it: a flip there would need an empty
-    # square on the line or would flip that neighbour too.
-    safe_h = _full_line(occ, _S1, _NOT_A, _NOT_H) | _EDGE_H
-    safe_v = _full_line(occ, _S8, _FULL, _FULL) | _EDGE_V
-    safe_9 = _full_line(occ, _S9, _NOT_A, _NOT_H) | _EDGE
-    safe_7 = _full_line(occ, _S7, _NOT_H, _NOT_A) | _EDGE
-    st = X & safe_h & safe_v & safe_9 & safe_7
-    if st == U0:
-        return st
-    while True:
-        nh = ((st << _S1) & _NOT_A) | ((st >> _S1) & _NOT_H)
-        nv = (st << _S8) | (st >> _S8)
-        n9 = ((st << _S9) & _NOT_A) | ((st >> _S9) & _NOT_H)
-        n7 = ((st << _S7) & _NOT_H) | ((st >> _S7) & _NOT_A)
-        new = X & (safe_h | nh) & (safe_v | nv) & (safe_9 | n9) & (safe_7 | n7)
-        if new == st:
-            return st
-        st = new
-
-
-@njit(cache=True, inline="always")
-def _corner_stability(X):
-    # own corners and the edge squares next to them cannot be flipped
-    s = (((_C_LO & X) << _S1) | ((_C_HI & X) >> _S1) | ((_C_TOP & X) << _S8)
-         | ((_C_BOTTOM & X) >> _S8) | _CORNERS) & X
-    return popcount(s)
 
 
 @njit(_SIG_DEEP, cache=True)
@@ -484,12 +487,24 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl):
         m = mm & (~mm + U1)
         mm ^= m
         sq = lowest_square(m)
+        f = flips(P, O, m)
+        if n >= ETC_MIN:
+            # enhanced transposition cutoff: a child already known to refute beta
+            nP = O ^ f
+            nO = P ^ f ^ m
+            jc = _tt_find(tt, _tt_index(tt, nP, nO), nP, nO, rules)
+            if jc >= 0:
+                v = 64 - ((np.int64(tt[jc, TT_DATA]) >> _UP_SHIFT) & 255)
+                if v >= beta:
+                    _tt_store(tt, P, O, rules, v, 64, sq, ctl[NODES] - nodes0,
+                              ctl[GENERATION])
+                    return v
         if sq == hash_move:
             key = -1 << 20
         else:
-            key = _order_key(P, O, m, flips(P, O, m), odd)
+            key = _order_key(P, O, m, f, odd)
         ctl[base + count] = sq
-        ctl[base + 32 + count] = key
+        ctl[base + KEYS + count] = key
         count += 1
 
     best = -INF
@@ -499,12 +514,12 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl):
         # selection sort: a cutoff usually comes early, so most of the list is never sorted
         k = i
         for t in range(i + 1, count):
-            if ctl[base + 32 + t] < ctl[base + 32 + k]:
+            if ctl[base + KEYS + t] < ctl[base + KEYS + k]:
                 k = t
         sq = ctl[base + k]
         if k != i:
             ctl[base + k] = ctl[base + i]
-            ctl[base + 32 + k] = ctl[base + 32 + i]
+            ctl[base + KEYS + k] = ctl[base + KEYS + i]
             ctl[base + i] = sq
         m = U1 << U(sq)
         f = flips(P, O, m)
@@ -557,8 +572,9 @@ def solve_root(P, O, alpha, beta, rules, tt, ctl):
     """Fail-soft negamax value of (P, O) in the window (alpha, beta), and a best move.
 
     For MCTS kernels and :func:`solve`: plain arguments, the table ``tt`` from :func:`new_table`
-    and the control array ``ctl`` from :func:`new_control` (set ``ctl[LIMIT]`` first; the node
-    count is added to ``ctl[NODES]``).  A value ``v`` with ``alpha < v < beta`` is exact, ``v <=
+    and the control array ``ctl`` from :func:`new_control`.  Nodes are added to ``ctl[NODES]``;
+    the search gives up once that count passes ``ctl[LIMIT]`` (an absolute count, so set it to
+    ``ctl[NODES] + budget``), and ``ctl[GENERATION]`` tags new table entries.  A value ``v`` with ``alpha < v < beta`` is exact, ``v <=
     alpha`` an upper bound and ``v >= beta`` a lower bound.  The move is ``PASS`` when the side
     to move must pass and -1 when the game is over.  When ``ctl[ABORTED]`` is set on return the
     node budget ran out and neither value means anything.
@@ -586,12 +602,12 @@ def solve_root(P, O, alpha, beta, rules, tt, ctl):
         key = -1 << 20 if sq == hash_move else _order_key(P, O, m, flips(P, O, m), odd)
         # insertion sort: the root list is short and sorted once
         i = count
-        while i > 0 and ctl[base + 32 + i - 1] > key:
+        while i > 0 and ctl[base + KEYS + i - 1] > key:
             ctl[base + i] = ctl[base + i - 1]
-            ctl[base + 32 + i] = ctl[base + 32 + i - 1]
+            ctl[base + KEYS + i] = ctl[base + KEYS + i - 1]
             i -= 1
         ctl[base + i] = sq
-        ctl[base + 32 + i] = key
+        ctl[base + KEYS + i] = key
         count += 1
     best = -INF
     best_move = np.int64(ctl[base])
@@ -622,14 +638,18 @@ def solve_root(P, O, alpha, beta, rules, tt, ctl):
     return best, best_move
 
 
-def new_table(bits: int = 21) -> np.ndarray:
-    """A transposition table of ``2**bits`` entries (32 bytes each; 21 bits = 64 MiB)."""
+DEFAULT_TABLE_BITS = 20
+
+
+def new_table(bits: int = DEFAULT_TABLE_BITS) -> np.ndarray:
+    """A transposition table of ``2**bits`` entries, 32 bytes each (20 bits: 32 MiB)."""
     if not 4 <= bits <= 30:
         raise ValueError(f"table bits must be in 4..30, got {bits}")
     return np.zeros((1 << bits, 4), dtype=np.uint64)
 
 
 def new_control() -> np.ndarray:
+    """The control array of :func:`solve_root`, with no node limit."""
     ctl = np.zeros(CTL_SIZE, dtype=np.int64)
     ctl[LIMIT] = np.iinfo(np.int64).max
     return ctl
@@ -638,17 +658,20 @@ def new_control() -> np.ndarray:
 # --- Python API -------------------------------------------------------------------------------
 
 MODES = ("exact", "wld")
+CHUNK_SECONDS = 0.02     # a stop or deadline is noticed within about this long
+FIRST_CHUNK = 100_000    # nodes of the first chunk, before the rate is measured
+_NO_LIMIT = np.iinfo(np.int64).max
 
 
 @dataclass(frozen=True)
 class SolveResult:
-    """Outcome of :func:`solve`.
+    """Outcome of a solve.
 
-    ``score`` is the exact final disc difference for the side to move (mode ``exact``) or +1 / 0
-    / -1 for a win / draw / loss (mode ``wld``); it is None when the search was stopped before it
-    proved anything (``exact`` False).  ``best_move`` is a move reaching ``score`` when ``exact``;
-    after a stop it is the best move found so far (None if none was), ``PASS`` when the side to
-    move must pass, and None when the game is over.
+    ``score``: mode ``exact``, the final disc difference for the side to move with perfect play
+    (rules applied, empties to the winner); mode ``wld``, +1 / 0 / -1 for a win / draw / loss.
+    It is None when the search stopped before proving it (``exact`` False).
+    ``best_move``: a move reaching ``score`` (``PASS`` when the side to move must pass, None
+    when the game is over); after a stop, the best root move proven so far, or None.
     """
 
     score: int | None
@@ -660,55 +683,69 @@ class SolveResult:
 
 
 class Solver:
-    """A reusable table plus control array; one solve at a time (not thread-safe)."""
+    """A transposition table and a control array, kept from one solve to the next.
 
-    def __init__(self, table_bits: int = 21):
+    Solves on one Solver are serialized by a lock; give each thread its own Solver to solve
+    in parallel.
+    """
+
+    def __init__(self, table_bits: int = DEFAULT_TABLE_BITS):
         self.tt = new_table(table_bits)
         self.ctl = new_control()
         self._generation = 0
+        self._lock = threading.Lock()
 
     def clear(self) -> None:
-        self.tt.fill(0)
+        """Forget every stored result (they stay valid; this only frees the table)."""
+        with self._lock:
+            self.tt.fill(0)
 
     def solve(self, position: Position, mode: str = "exact", deadline: float | None = None,
-              stop: threading.Event | None = None, max_nodes: int | None = None,
-              alpha: int | None = None, beta: int | None = None) -> SolveResult:
-        """Solve ``position``; see :func:`solve`.  ``alpha``/``beta`` narrow the exact window."""
+              stop: threading.Event | None = None,
+              max_nodes: int | None = None) -> SolveResult:
+        """See :func:`solve`."""
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; accepted: {', '.join(MODES)}")
+        with self._lock:
+            return self._solve(position, mode, deadline, stop, max_nodes)
+
+    def _solve(self, position: Position, mode: str, deadline: float | None,
+               stop: threading.Event | None, max_nodes: int | None) -> SolveResult:
         t0 = time.monotonic()
         P, O = position.bitboards()
-        rules = int(position.rules)
-        if mode == "wld":
-            lo, hi = -1, 1
-        else:
-            lo = -INF if alpha is None else max(-INF, int(alpha))
-            hi = INF if beta is None else min(INF, int(beta))
+        rules = np.int64(int(position.rules))
+        lo, hi = (-1, 1) if mode == "wld" else (-INF, INF)
+        alpha, beta = np.int64(lo), np.int64(hi)
+        # The generation only steers table replacement towards entries of earlier solves.
         self._generation = (self._generation + 1) & 255
         ctl = self.ctl
         ctl[GENERATION] = self._generation
         ctl[NODES] = 0
-        limited = deadline is not None or stop is not None
-        total_cap = max_nodes if max_nodes is not None else np.iinfo(np.int64).max
-        # Chunks are sized to about CHUNK_SECONDS so that a stop is seen that often.
-        chunk = 200_000
+        ctl[BEST] = -1
+        watched = deadline is not None or stop is not None
+        cap = _NO_LIMIT if max_nodes is None else max(0, int(max_nodes))
+        chunk = FIRST_CHUNK
         while True:
             if stop is not None and stop.is_set():
                 break
             if deadline is not None and time.monotonic() >= deadline:
                 break
             done = int(ctl[NODES])
-            left = total_cap - done
-            if left <= 0:
+            if done >= cap:
                 break
-            budget = min(left, chunk) if limited else left
-            ctl[LIMIT] = done + budget
+            # Unwatched searches run in one call; watched ones in chunks of ~CHUNK_SECONDS.
+            # An aborted chunk leaves its finished subtrees in the table, so the next chunk
+            # walks back to where it stopped through table cutoffs.
+            ctl[LIMIT] = done + (min(cap - done, chunk) if watched else cap - done)
             tc = time.monotonic()
-            score, move = solve_root(P, O, np.int64(lo), np.int64(hi), np.int64(rules),
-                                     self.tt, ctl)
+            score, move = solve_root(P, O, alpha, beta, rules, self.tt, ctl)
             dt = time.monotonic() - tc
             if ctl[ABORTED] == 0:
-                return self._result(int(score), int(move), lo, hi, mode, t0, True)
+                score = int(score)
+                if mode == "wld":
+                    score = (score > 0) - (score < 0)
+                return SolveResult(score, None if move < 0 else int(move), int(ctl[NODES]),
+                                   time.monotonic() - t0, True, mode)
             used = int(ctl[NODES]) - done
             if used > 0 and dt > 0:
                 target = CHUNK_SECONDS
@@ -716,19 +753,10 @@ class Solver:
                     target = min(target, max(0.001, deadline - time.monotonic()))
                 chunk = int(min(max(10_000, used / dt * target), chunk * 4))
         move = int(ctl[BEST])
-        log.debug("solve_stopped", nodes=int(ctl[NODES]), seconds=time.monotonic() - t0)
+        log.debug("solve_stopped", nodes=int(ctl[NODES]), seconds=time.monotonic() - t0,
+                  empties=position.empties)
         return SolveResult(None, None if move < 0 else move, int(ctl[NODES]),
                            time.monotonic() - t0, False, mode)
-
-    def _result(self, score: int, move: int, lo: int, hi: int, mode: str, t0: float,
-                exact: bool) -> SolveResult:
-        if mode == "wld":
-            score = (score > 0) - (score < 0)
-        elif not lo < score < hi and (lo > -INF or hi < INF):
-            # outside a caller's narrowed window the value is only a bound
-            exact = False
-        return SolveResult(score, None if move < 0 else move, int(self.ctl[NODES]),
-                           time.monotonic() - t0, exact, mode)
 
     def move_scores(self, position: Position) -> dict[int, int]:
         """Exact score of every legal move (``PASS`` when forced), side to move's view."""
@@ -739,13 +767,12 @@ class Solver:
         return out
 
 
-CHUNK_SECONDS = 0.02
-
 _default: Solver | None = None
 _default_lock = threading.Lock()
 
 
-def _solver() -> Solver:
+def default_solver() -> Solver:
+    """The module-wide Solver behind :func:`solve` (its table is allocated on first use)."""
     global _default
     with _default_lock:
         if _default is None:
@@ -758,17 +785,18 @@ def solve(position: Position, mode: str = "exact", deadline: float | None = None
     """Solve ``position`` exactly (``mode='exact'``) or to win/draw/loss (``mode='wld'``).
 
     ``deadline`` is a ``time.monotonic()`` value and ``stop`` an event another thread may set;
-    with either, the search runs in chunks of about 20 ms and returns soon after.  ``max_nodes``
-    caps the nodes searched.  A stopped search returns ``exact=False`` and ``score=None``.
-    Uses a module-wide table; use a :class:`Solver` per thread for concurrent solves.
+    with either, the search runs in chunks of about ``CHUNK_SECONDS`` and returns soon after
+    one of them fires.  ``max_nodes`` caps the nodes searched.  A search cut short returns
+    ``exact=False`` and ``score=None``.  Uses :func:`default_solver`.
     """
-    return _solver().solve(position, mode, deadline, stop, max_nodes)
+    return default_solver().solve(position, mode, deadline, stop, max_nodes)
 
 
 def solve_move_scores(position: Position) -> dict[int, int]:
     """Exact score of each legal move of ``position`` for its side to move."""
-    return _solver().move_scores(position)
+    return default_solver().move_scores(position)
 
 
-__all__ = ["SolveResult", "Solver", "solve", "solve_move_scores", "solve_root", "new_table",
-           "new_control", "MODES", "NODES", "LIMIT", "ABORTED", "BEST", "GENERATION"]
+__all__ = ["SolveResult", "Solver", "solve", "solve_move_scores", "solve_root", "default_solver",
+           "new_table", "new_control", "MODES", "NODES", "LIMIT", "ABORTED", "BEST",
+           "GENERATION", "SHALLOW"]

@@ -1,0 +1,99 @@
+"""``othello-bench endgame``: exact solves of the FFO endgame test positions.
+
+The sets are the files ``ffo1-19.txt``, ``ffo20-39.txt`` and ``ffo40-59.txt`` in
+``$OTHELLO_DATA``, else ``../shared/data`` beside the repository.  One line per position:
+``<64-char board> <side X|O> <best moves, comma-separated> <exact score>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine_server.game import Position, parse_move, square_name
+
+from .common import REPO_ROOT, emit
+
+
+@dataclass(frozen=True)
+class FfoPosition:
+    number: int           # the FFO problem number
+    position: Position
+    best: frozenset[int]  # every move that reaches the exact score
+    score: int            # exact score for the side to move
+
+
+def data_dir() -> Path:
+    """$OTHELLO_DATA, else ../shared/data beside the repository."""
+    env = os.environ.get("OTHELLO_DATA")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+
+
+def load_set(name: str) -> list[FfoPosition]:
+    """Positions of ``<name>.txt``; the first number in the name is the first problem's."""
+    path = data_dir() / f"{name}.txt"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found (set OTHELLO_DATA to the data folder)")
+    m = re.search(r"\d+", name)
+    first = int(m.group()) if m else 1
+    out = []
+    lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+    for k, line in enumerate(lines):
+        board, side, moves, score = line.split()
+        out.append(FfoPosition(first + k, Position.from_string(board, side),
+                               frozenset(parse_move(mv) for mv in moves.split(",")), int(score)))
+    return out
+
+
+def bench_endgame(name: str, first: int | None, table_bits: int) -> list[dict[str, Any]]:
+    from engine_server.search.endgame import Solver
+
+    positions = load_set(name)[:first]
+    solver = Solver(table_bits)
+    if positions:  # compile or load the kernels outside the timings
+        solver.solve(positions[0].position, max_nodes=1000)
+    rows = []
+    for p in positions:
+        solver.clear()  # every position starts from an empty table: reproducible node counts
+        t0 = time.perf_counter()
+        r = solver.solve(p.position)
+        dt = time.perf_counter() - t0
+        move = square_name(r.best_move) if r.best_move is not None else None
+        rows.append({"bench": "endgame", "set": name, "id": p.number,
+                     "empties": p.position.empties, "move": move, "score": r.score,
+                     "expected_score": p.score,
+                     "correct": r.score == p.score and r.best_move in p.best,
+                     "nodes": r.nodes, "seconds": dt, "nodes_per_s": r.nodes / dt if dt else 0.0})
+    return rows
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("endgame", help="exact solves of FFO endgame positions")
+    p.add_argument("--set", default="ffo40-59", help="ffo1-19, ffo20-39 or ffo40-59")
+    p.add_argument("--first", type=int, default=None, help="only the first N positions")
+    p.add_argument("--table-bits", type=int, default=20,
+                   help="transposition table of 2**BITS entries (32 bytes each)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        rows = bench_endgame(args.set, args.first, args.table_bits)
+    except FileNotFoundError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    for row in rows:
+        emit(row, args.json)
+    nodes = sum(r["nodes"] for r in rows)
+    seconds = sum(r["seconds"] for r in rows)
+    emit({"bench": "endgame", "set": args.set, "summary": True, "positions": len(rows),
+          "correct": sum(r["correct"] for r in rows), "nodes": nodes, "seconds": seconds,
+          "nodes_per_s": nodes / seconds if seconds else 0.0}, args.json)
+    return 0 if all(r["correct"] for r in rows) else 1

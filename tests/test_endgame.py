@@ -1,0 +1,330 @@
+"""The exact endgame solver: FFO answers, both rule variants, budgets and stops, the numba cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba import njit, types
+
+from engine_server.game import PASS, Position, parse_move
+from engine_server.game import bitboard as bb
+from engine_server.search import endgame as E
+
+from .conftest import load_ffo
+from .solver_ref import move_scores as ref_move_scores
+from .solver_ref import solve as ref_solve
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Black to move; h6 is best under standard rules (+4), a3 under reversed rules (+16).
+RULES_SPLIT = Position.from_string(
+    "X-XOOOOOOXXXOOOX-XXOXOOXXXXXOOOXXXOOOOOXXOXOOOO-XXOOOOOOXXXO-O--", "X")
+# White has no move, black has: white must pass.
+MUST_PASS = Position.from_string("XO------" + "-" * 48 + "------OX", "O")
+
+
+@pytest.fixture(scope="module")
+def solver() -> E.Solver:
+    return E.Solver(table_bits=18)
+
+
+def _random_positions(seed: int, empties: int, count: int) -> list[Position]:
+    """Positions reached by seeded random play, ``empties`` squares left, game not over."""
+    rng = np.random.default_rng(seed)
+    out: list[Position] = []
+    while len(out) < count:
+        pos = Position.start()
+        while pos.empties > empties and pos.legal_moves():
+            moves = pos.legal_moves()
+            pos = pos.play(int(moves[rng.integers(len(moves))]))
+        if pos.empties == empties and pos.legal_moves():
+            out.append(pos)
+    return out
+
+
+_SIG_REF = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64)
+
+
+@njit(_SIG_REF)
+def _ref_alphabeta(P, O, alpha, beta, rules):
+    # Plain fail-hard alpha-beta over the rules kernels: no table, no ordering, no shortcuts.
+    moves = bb.legal_moves(P, O)
+    if moves == bb.U0:
+        if bb.legal_moves(O, P) == bb.U0:
+            return bb.final_score(P, O, rules)
+        return -_ref_alphabeta(O, P, -beta, -alpha, rules)
+    while moves != bb.U0:
+        m = moves & (~moves + bb.U1)
+        moves ^= m
+        f = bb.flips(P, O, m)
+        v = -_ref_alphabeta(O ^ f, P ^ f ^ m, -beta, -alpha, rules)
+        if v >= beta:
+            return beta
+        if v > alpha:
+            alpha = v
+    return alpha
+
+
+def _ref_value(pos: Position) -> int:
+    P, O = pos.bitboards()
+    lo, hi = np.int64(-65), np.int64(65)
+    return int(_ref_alphabeta(P, O, lo, hi, np.int64(int(pos.rules))))
+
+
+# --- FFO #1-#19 -------------------------------------------------------------------------------
+
+
+def test_ffo_1_to_19_exact(ffo_easy, solver):
+    for row in ffo_easy:
+        pos = Position.from_string(row["board"], row["side"])
+        r = solver.solve(pos)
+        assert r.exact and r.mode == "exact"
+        assert r.score == row["score"], row["line"]
+        assert r.best_move in {parse_move(m) for m in row["best"]}, row["line"]
+        assert r.nodes > 0
+
+
+def test_ffo_1_to_19_win_loss_draw_agrees_with_the_sign(ffo_easy):
+    s = E.Solver(table_bits=16)
+    for row in ffo_easy:
+        pos = Position.from_string(row["board"], row["side"])
+        r = s.solve(pos, mode="wld")
+        assert r.exact and r.mode == "wld"
+        assert r.score == (row["score"] > 0) - (row["score"] < 0), row["line"]
+        # the move proves the outcome: after it the opponent cannot do better
+        after = s.solve(pos.play(r.best_move), mode="wld")
+        assert -after.score == r.score
+
+
+def test_a_table_shared_by_many_solves_stays_exact(ffo_easy, solver):
+    # The table keeps bounds from earlier solves (and both rule variants side by side).
+    rows = ffo_easy[:6]
+    first = [solver.solve(Position.from_string(r["board"], r["side"])).score for r in rows]
+    rev = [solver.solve(Position.from_string(r["board"], r["side"], "reversed")).score
+           for r in rows]
+    again = [solver.solve(Position.from_string(r["board"], r["side"])).score for r in rows]
+    assert first == again == [r["score"] for r in rows]
+    fresh = E.Solver(table_bits=16)
+    assert rev == [fresh.solve(Position.from_string(r["board"], r["side"], "reversed")).score
+                   for r in rows]
+
+
+# --- both rule variants against references ------------------------------------------------------
+
+
+@pytest.mark.parametrize("rules", ["standard", "reversed"])
+def test_small_endgames_match_the_python_negamax(rules, solver):
+    for empties in (1, 2, 3, 4, 5, 6, 7):
+        for pos in _random_positions(100 + empties, empties, 3):
+            pos = pos.with_rules(rules)
+            want = ref_move_scores(pos)
+            r = solver.solve(pos)
+            assert r.exact and r.score == max(want.values()), (pos.to_string(), rules)
+            assert want[r.best_move] == r.score
+            assert E.Solver(table_bits=8).move_scores(pos) == want
+
+
+@pytest.mark.parametrize("rules", ["standard", "reversed"])
+def test_deeper_endgames_match_plain_alpha_beta(rules):
+    # 8..14 empties reach the table, the sorted layer, the stability and transposition cutoffs.
+    s = E.Solver(table_bits=14)  # a small table: replacements happen
+    for empties in (8, 10, 12, 14):
+        for pos in _random_positions(200 + empties, empties, 4):
+            pos = pos.with_rules(rules)
+            want = _ref_value(pos)
+            r = s.solve(pos)
+            assert r.exact and r.score == want, (pos.to_string(), rules)
+            assert -_ref_value(pos.play(r.best_move)) == want
+            w = s.solve(pos, mode="wld")
+            assert w.score == (want > 0) - (want < 0)
+
+
+def test_reversed_rules_flip_the_best_move(solver):
+    std = solver.solve(RULES_SPLIT)
+    rev = solver.solve(RULES_SPLIT.with_rules("reversed"))
+    assert (std.score, std.best_move) == (4, parse_move("h6"))
+    assert (rev.score, rev.best_move) == (16, parse_move("a3"))
+    assert rev.score == ref_solve(RULES_SPLIT.with_rules("reversed"))
+
+
+def test_finished_games_and_passes(solver):
+    # One black disc, nothing else: over at once; the empties go to the winner.
+    lone = Position(1, 0)
+    for rules, want in (("standard", 64), ("reversed", -64)):
+        r = solver.solve(lone.with_rules(rules))
+        assert (r.score, r.best_move, r.exact) == (want, None, True)
+    for rules in ("standard", "reversed"):
+        pos = MUST_PASS.with_rules(rules)
+        r = solver.solve(pos)
+        assert r.best_move == PASS and r.score == -ref_solve(pos.play(PASS))
+
+
+def test_stable_discs_never_flip():
+    # The stability cutoff is only sound if no disc it calls stable is ever flipped.
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(150):
+        pos = Position.start()
+        snapshots = []
+        while pos.legal_moves():
+            P, O = pos.bitboards()
+            occ = P | O
+            snapshots.append((pos.side, int(E._stable(P, occ)), int(E._stable(O, occ))))
+            moves = pos.legal_moves()
+            pos = pos.play(int(moves[rng.integers(len(moves))]))
+        for side, mine, theirs in snapshots:
+            own = pos.player if pos.side == side else pos.opponent
+            other = pos.opponent if pos.side == side else pos.player
+            assert mine & ~own == 0 and theirs & ~other == 0
+            checked += bin(mine).count("1") + bin(theirs).count("1")
+    assert checked > 1000  # the test saw real stable discs
+
+
+# --- budgets, deadlines, stops ------------------------------------------------------------------
+
+
+def _ffo40() -> Position:
+    row = load_ffo("ffo40-59.txt")[0]
+    return Position.from_string(row["board"], row["side"])
+
+
+def _ffo41() -> Position:
+    row = load_ffo("ffo40-59.txt")[1]
+    return Position.from_string(row["board"], row["side"])
+
+
+def test_node_budget_returns_an_inexact_result():
+    s = E.Solver(table_bits=16)
+    r = s.solve(_ffo40(), max_nodes=5000)
+    assert not r.exact and r.score is None
+    assert 5000 <= r.nodes < 5000 + 20_000  # shallow subtrees finish before the budget is seen
+    assert r.best_move is None or r.best_move in _ffo40().legal_moves()
+
+
+def test_stop_event_and_deadline_return_promptly():
+    pos = _ffo41()  # several seconds of work
+    s = E.Solver(table_bits=18)
+    stop = threading.Event()
+    stop.set()
+    r = s.solve(pos, stop=stop)
+    assert not r.exact and r.nodes == 0 and r.best_move is None
+
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    t0 = time.monotonic()
+    r = s.solve(pos, stop=stop)
+    waited = time.monotonic() - t0
+    assert not r.exact and r.score is None and r.nodes > 0
+    assert waited < 0.2 + 0.4, waited
+
+    t0 = time.monotonic()
+    r = s.solve(pos, mode="wld", deadline=t0 + 0.15)
+    assert not r.exact and time.monotonic() - t0 < 0.15 + 0.4
+
+
+def test_chunked_search_gives_the_same_answers(ffo_easy, monkeypatch):
+    # Tiny chunks: every solve is aborted and resumed many times through the table.
+    monkeypatch.setattr(E, "FIRST_CHUNK", 500)
+    monkeypatch.setattr(E, "CHUNK_SECONDS", 1e-5)
+    calls = []
+    kernel = E.solve_root
+
+    def counted(*args):
+        calls.append(1)
+        return kernel(*args)
+
+    monkeypatch.setattr(E, "solve_root", counted)
+    s = E.Solver(table_bits=18)
+    never = threading.Event()
+    for row in ffo_easy[:8]:
+        pos = Position.from_string(row["board"], row["side"])
+        r = s.solve(pos, stop=never)
+        assert r.exact and r.score == row["score"], row["line"]
+        assert r.best_move in {parse_move(m) for m in row["best"]}
+    assert len(calls) > 3 * 8
+    # a node budget spread over chunks still stops at about the budget
+    r = s.solve(_ffo40(), stop=never, max_nodes=50_000)
+    assert not r.exact and 50_000 <= r.nodes < 120_000
+
+
+def test_solve_root_is_callable_from_numba(ffo_easy):
+    @njit
+    def from_kernel(P, O, rules, tt, ctl):
+        return E.solve_root(P, O, np.int64(-1), np.int64(1), rules, tt, ctl)
+
+    row = ffo_easy[0]
+    pos = Position.from_string(row["board"], row["side"])
+    P, O = pos.bitboards()
+    tt, ctl = E.new_table(12), E.new_control()
+    v, move = from_kernel(P, O, np.int64(0), tt, ctl)
+    assert v >= 1 and ctl[E.ABORTED] == 0 and ctl[E.NODES] > 0
+    tt, ctl = E.new_table(12), E.new_control()
+    ctl[E.LIMIT] = 100
+    from_kernel(P, O, np.int64(0), tt, ctl)
+    assert ctl[E.ABORTED] == 1
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        E.solve(Position.start(), mode="score")
+    with pytest.raises(ValueError):
+        E.new_table(2)
+
+
+# --- numba cache ----------------------------------------------------------------------------------
+
+PROBE = textwrap.dedent(
+    """
+    import json
+    from numba.core.registry import CPUDispatcher
+    from engine_server.game import Position
+    from engine_server.search import endgame as E
+    board = "O--OOOOX-OOOOOOXOOXXOOOXOOXOOOXXOOOOOOXX---OOOOX----O--X--------"
+    small = "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO--"
+    s = E.Solver(table_bits=16)
+    out = {}
+    for rules in ("standard", "reversed"):
+        p = Position.from_string(small, "X", rules)
+        r = s.solve(p)
+        w = s.solve(p, mode="wld")
+        out[rules] = [r.score, r.best_move, r.nodes, w.score, w.best_move]
+    r = s.solve(Position.from_string(board, "X"), max_nodes=20000)
+    out["budget"] = [r.exact, r.nodes]
+    stats = {}
+    for name, obj in vars(E).items():
+        if isinstance(obj, CPUDispatcher):
+            hits = sum(obj.stats.cache_hits.values())
+            misses = sum(obj.stats.cache_misses.values())
+            if hits or misses:
+                stats[name] = [hits, misses]
+    print(json.dumps({"out": out, "stats": stats}))
+    """
+)
+
+
+def _probe() -> dict:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    r = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env,
+                       cwd=REPO, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_second_process_loads_cached_solver_kernels():
+    first = _probe()  # writes the cache if it is cold
+    second = _probe()
+    assert second["out"] == first["out"]
+    assert second["out"]["budget"][0] is False
+    for name in ("solve_root", "_deep", "_shallow"):
+        assert second["stats"][name][0] >= 1, (name, second["stats"])
+    for name, (hits, misses) in second["stats"].items():
+        assert misses == 0, (name, hits, misses)
