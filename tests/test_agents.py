@@ -264,3 +264,16 @@ def test_prove_up_marks_the_parent_when_every_child_is_decided():
     links, stats = _hand_built_root([5, 5], [None, 1])
     T.prove_up(links, stats, 2, 0)
     assert links[0, T.FLAGS] & T.SOLVED and stats[0, T.PROVEN] == -1.0
+
+
+def test_leaf_solver_proves_children_directly_and_keeps_batches_short():
+    from engine_server.search import tree as T
+
+    agent = make_agent("best:threads=1,solve_empties=16,solve_nodes=200000", seed=3)
+    r = agent.search(FORCED_WIN, Limits(time=5.0))
+    assert r.stopped_by == "solved" and r.best_name == "b8" and r.iterations < 50
+    # A budget too small for the position: the node is marked and searched as usual.
+    agent = make_agent("best:threads=1,solve_empties=16,solve_nodes=100", seed=3)
+    r = agent.search(FORCED_WIN, Limits(iterations=5))
+    _, links, _, _ = agent.tree._arrays
+    assert any(links[i, T.FLAGS] & T.NOSOLVE for i in range(1, r.tree_nodes))

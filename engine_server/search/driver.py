@@ -18,6 +18,7 @@ from engine_server.game import PASS, Position
 from engine_server.game import bitboard as bb
 from engine_server.log import get_logger
 
+from . import endgame as EG
 from . import tree as T
 from .limits import Limits, MoveStat, ProgressCallback, SearchResult
 
@@ -26,6 +27,7 @@ log = get_logger("search")
 DEFAULT_MEMORY = 1 << 30  # 1 GiB
 BATCH_SECONDS = 0.005     # target length of one numba batch
 MAX_BATCH_SECONDS = 0.010
+SOLVER_TABLE_BITS = 18    # 8 MiB per tree; proven bounds are reused across the whole game
 
 # final choice: (links, stats, first, count, position) -> child row
 FinalChoice = Callable[[np.ndarray, np.ndarray, int, int, Position], int]
@@ -97,6 +99,8 @@ class TreeSearch:
         self._table: np.ndarray | None = None
         self._cfg_rules: int | None = None
         self._advanced = False  # advance() ran since the last search: keep its reuse figure
+        # The endgame solver's table, allocated only for agents that solve leaves.
+        self._solver_arrays = (EG.new_table(4), EG.new_control())
 
     # --- tree management ---------------------------------------------------------------------
     @property
@@ -225,6 +229,8 @@ class TreeSearch:
             self._table = self._make_table(int(position.rules))
             self._cfg_rules = int(position.rules)
         cfg, table = self._cfg, self._table
+        if cfg[T.C_SOLVE_EMPTIES] > 0 and self._solver_arrays[0].shape[0] < 1 << 10:
+            self._solver_arrays = (EG.new_table(SOLVER_TABLE_BITS), EG.new_control())
         bbs, links, stats, meta = self._arrays
         if links[0, T.NCHILD] < 0:
             if not T.expand(bbs, links, stats, meta, 0):
@@ -271,7 +277,7 @@ class TreeSearch:
                 tb = time.monotonic()
                 bbs, links, stats, meta = self._arrays
                 done_i, done_p, status = T.run_batch(bbs, links, stats, meta, cfg, table,
-                                                     self.rng, n, po_left)
+                                                     self.rng, n, po_left, *self._solver_arrays)
                 dt = time.monotonic() - tb
                 iters += done_i
                 playouts += done_p

@@ -38,6 +38,7 @@ from engine_server.game.bitboard import (
     S32,
 )
 
+from .endgame import ABORTED, LIMIT, NODES, solve_root
 from .rollout import rollout
 
 # links columns
@@ -50,6 +51,7 @@ N_STATS = 7
 TERMINAL = 1
 COMPLETE = 2  # min-max: this root child's principal line is finished
 SOLVED = 4    # MCTS-Solver: PROVEN holds the exact outcome (+1/0/-1) for the mover into the node
+NOSOLVE = 8   # the endgame solver ran out of nodes here once: do not try again
 # meta
 NEXT_FREE, CAPACITY, ROOT, NO_EXPAND = 0, 1, 2, 3
 
@@ -225,6 +227,14 @@ def backup(links, stats, node, z, margin, mobility, root):
 def _mean(stats, i):
     n = stats[i, N]
     return stats[i, W] / n if n > 0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def _solvable(bbs, links, node, solve_k):
+    """An unexpanded, unproven node with few enough empties for the exact solver."""
+    if links[node, NCHILD] >= 0 or links[node, FLAGS] & (SOLVED | TERMINAL | NOSOLVE):
+        return False
+    return 64 - popcount(bbs[node, 0] | bbs[node, 1]) <= solve_k
 
 
 @njit(cache=True, inline="always")
@@ -462,10 +472,11 @@ def _minmax_iteration(bbs, links, stats, meta, cfg, table, rng):
 
 
 @njit(cache=True, nogil=True)
-def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts):
+def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts, tt, ctl):
     """Run up to ``max_iters`` iterations / ``max_playouts`` playouts.
 
-    Returns ``(iterations, playouts, status)``.
+    ``tt``/``ctl`` are the endgame solver's table and control array (used when
+    ``cfg[C_SOLVE_EMPTIES] > 0``).  Returns ``(iterations, playouts, status)``.
     """
     root = meta[ROOT]
     iters = 0
@@ -478,6 +489,9 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts)
     ocba = mode == SELECT_OCBA
     n0 = cfg[C_N0]
     solver = cfg[C_SOLVER] == 1.0
+    solve_k = np.int64(cfg[C_SOLVE_EMPTIES]) if solver else 0
+    solve_nodes = np.int64(cfg[C_SOLVE_NODES])
+    rules = np.int64(cfg[C_RULES])
     while iters < max_iters and playouts < max_playouts:
         if mode == SELECT_MINMAX:
             p, status = _minmax_iteration(bbs, links, stats, meta, cfg, table, rng)
@@ -494,6 +508,8 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts)
             if links[node, FLAGS] & (TERMINAL | SOLVED):
                 break
             if links[node, NCHILD] < 0:
+                if solve_k > 0 and _solvable(bbs, links, node, solve_k):
+                    break  # solved exactly below instead of expanded
                 if stats[node, N] < expand_at or meta[NO_EXPAND] == 1:
                     break
                 if not expand(bbs, links, stats, meta, node):
@@ -509,6 +525,20 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts)
             if ocba and stats[node, N] < n0:
                 break
         # --- simulation and back-propagation ----------------------------------------------
+        if solve_k > 0 and _solvable(bbs, links, node, solve_k) and not _is_terminal(bbs, node):
+            ctl[LIMIT] = ctl[NODES] + solve_nodes
+            v, _ = solve_root(bbs[node, 0], bbs[node, 1], np.int64(-1), np.int64(1), rules,
+                              tt, ctl)
+            if ctl[ABORTED] == 0:
+                into = -1.0 if v > 0 else (1.0 if v < 0 else 0.0)
+                _mark_solved(links, stats, node, into)
+                backup(links, stats, node, into, -float(v), 0.0, root)
+                prove_up(links, stats, node, root)
+                iters += 1
+                playouts += 1
+                continue
+            # Too big for the node budget: never try this node again, search it as usual.
+            links[node, FLAGS] |= NOSOLVE
         if solver and links[node, FLAGS] & SOLVED:
             n = stats[node, N]
             margin = stats[node, MARGIN] / n if n > 0 else 0.0
