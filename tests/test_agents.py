@@ -273,7 +273,9 @@ def test_leaf_solver_proves_children_directly_and_keeps_batches_short():
     r = agent.search(FORCED_WIN, Limits(time=5.0))
     assert r.stopped_by == "solved" and r.best_name == "b8" and r.iterations < 50
     # A budget too small for the position: the node is marked and searched as usual.
+    ffo1 = Position.from_string(
+        "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO--", "X")
     agent = make_agent("best:threads=1,solve_empties=16,solve_nodes=100", seed=3)
-    r = agent.search(FORCED_WIN, Limits(iterations=5))
+    r = agent.search(ffo1, Limits(iterations=5))
     _, links, _, _ = agent.tree._arrays
     assert any(links[i, T.FLAGS] & T.NOSOLVE for i in range(1, r.tree_nodes))
