@@ -202,16 +202,21 @@ def simulate(bbs, node, cfg, table, rng):
     return -z, -margin
 
 
+@njit(cache=True, inline="always")
+def _add_result(stats, i, z, margin):
+    stats[i, N] += 1.0
+    stats[i, W] += z
+    stats[i, W2] += z * z
+    stats[i, MARGIN] += margin
+
+
 @njit(cache=True)
 def backup(links, stats, node, z, margin, mobility, root):
     """Add one result along the path ``node .. root``; ``z`` is for the mover into ``node``."""
     i = node
     parity = 0
     while True:
-        stats[i, N] += 1.0
-        stats[i, W] += z
-        stats[i, W2] += z * z
-        stats[i, MARGIN] += margin
+        _add_result(stats, i, z, margin)
         if parity == 0:
             # seed 004: mobility of the simulated node goes to the nodes with its side to move
             stats[i, MOB] += mobility
@@ -421,10 +426,7 @@ def _minmax_backup(links, stats, target, top, root, z, margin):
     i = target
     while True:
         if i == target or i == top or i == root:
-            stats[i, N] += 1.0
-            stats[i, W] += z
-            stats[i, W2] += z * z
-            stats[i, MARGIN] += margin
+            _add_result(stats, i, z, margin)
         if i == root:
             break
         i = links[i, PARENT]
