@@ -33,7 +33,7 @@ import sys  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any, Callable, TextIO  # noqa: E402
 
-from engine_server.agents import DEFAULT_AGENT, AgentSpecError, parse_spec  # noqa: E402
+from engine_server.agents import SINGLE_THREAD_AGENT, AgentSpecError, parse_spec  # noqa: E402
 from engine_server.game import PASS, Color, Game, IllegalMoveError, Position, Rules  # noqa: E402
 from engine_server.game.notation import NotationError, botzone_xy, square_from_botzone  # noqa: E402
 from engine_server.log import configure_logging, get_logger  # noqa: E402
@@ -310,8 +310,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="othello-botzone",
         description="Botzone Reversi bot: JSON or simplified I/O on stdin/stdout, one turn per "
                     "process or --keep-running. Standard rules. Logs go to stderr.")
-    p.add_argument("--agent", default=DEFAULT_AGENT,
-                   help=f"agent spec name[:key=value,...] (default {DEFAULT_AGENT})")
+    p.add_argument("--agent", default=SINGLE_THREAD_AGENT,
+                   help=f"agent spec name[:key=value,...] (default {SINGLE_THREAD_AGENT})")
     p.add_argument("--keep-running", action="store_true",
                    help=f"print {KEEP_RUNNING} after each answer and wait for the next request")
     p.add_argument("--time", type=float, default=None, metavar="SECONDS",

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from engine_server.agents import DEFAULT_AGENT
+from engine_server.agents import SINGLE_THREAD_AGENT
 from engine_server.game import PASS, Color, Position, Rules
 from engine_server.game import bitboard as bb
 from engine_server.game import notation as nt
@@ -47,7 +47,7 @@ def default_cutoff(time_out):
 
 
 class AI(object):
-    """A CS303 player backed by one of the engine's agents (``uct`` by default).
+    """A CS303 player backed by one of the engine's agents (``best:threads=1`` by default).
 
     Keyword arguments beyond the course's three: ``agent`` (a registry spec), ``rules``
     (reversed by default), ``seed``, ``cutoff`` (seconds per ``go``), ``iterations`` (a cap per
@@ -56,7 +56,7 @@ class AI(object):
     object with ``search(position, deadline, progress)`` and ``reset()``).
     """
 
-    def __init__(self, chessboard_size, color, time_out, agent=DEFAULT_AGENT,
+    def __init__(self, chessboard_size, color, time_out, agent=SINGLE_THREAD_AGENT,
                  rules="reversed", seed=0, cutoff=None, iterations=None,
                  memory_mib=DEFAULT_MEMORY_MIB, backend=None, warm_up=True, remote=None):
         if chessboard_size != 8:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Protocol
 
-from engine_server.agents import DEFAULT_AGENT, make_agent, parse_spec
+from engine_server.agents import SINGLE_THREAD_AGENT, make_agent, parse_spec
 from engine_server.game import PASS, Position
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
@@ -93,7 +93,7 @@ class InProcessBackend:
     ``seed`` and ``memory_mib`` are the adapter's defaults: a key written in ``spec`` wins.
     """
 
-    def __init__(self, spec: str = DEFAULT_AGENT, seed: int | None = None,
+    def __init__(self, spec: str = SINGLE_THREAD_AGENT, seed: int | None = None,
                  memory_mib: int | None = None, iterations: int | None = None,
                  progress_interval: float = PROGRESS_INTERVAL):
         info, _ = parse_spec(spec)  # a bad spec fails here with the registry's clear message

@@ -1,7 +1,14 @@
 """Agents: one module per family, built by name through the registry."""
 
 from .base import Agent, AgentInfo, AgentSpecError, Param
-from .registry import AGENTS, DEFAULT_AGENT, describe_agents, make_agent, parse_spec
+from .registry import (
+    AGENTS,
+    DEFAULT_AGENT,
+    SINGLE_THREAD_AGENT,
+    describe_agents,
+    make_agent,
+    parse_spec,
+)
 
-__all__ = ["Agent", "AgentInfo", "AgentSpecError", "Param", "AGENTS", "DEFAULT_AGENT",
+__all__ = ["Agent", "AgentInfo", "AgentSpecError", "Param", "AGENTS", "DEFAULT_AGENT", "SINGLE_THREAD_AGENT",
            "describe_agents", "make_agent", "parse_spec"]

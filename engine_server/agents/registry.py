@@ -17,7 +17,9 @@ AGENTS: dict[str, AgentInfo] = {a.name: a for a in
                                 (RANDOM, PSEUDO_RANDOM, SHALLOW, MINMAX, UCB1, UCT, OCBA, DK,
                                  PUCT, BEST)}
 
-DEFAULT_AGENT = "uct"
+DEFAULT_AGENT = "best"
+# For judges that forbid threads or count CPU time per process (CS303, Botzone).
+SINGLE_THREAD_AGENT = "best:threads=1"
 
 
 def parse_spec(spec: str) -> tuple[AgentInfo, dict[str, Any]]:
