@@ -1,0 +1,161 @@
+"""``othello-match``: a referee and tournament runner for any engines, and the seeds' experiments.
+
+    othello-match PLAYER PLAYER [PLAYER...] [--games N] [--move-time S] [--clock MAIN/INC] ...
+    othello-match reproduce seed000|seed002|seed004 [--games N] [--out DIR] ...
+
+The results table goes to stdout; the progress bar and logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+from engine_server.log import configure_logging
+
+from .elo import Sprt
+from .players import KINDS, TimeControl
+from .tournament import FORMATS, MatchConfig, MatchError, format_table, run_match
+
+EPILOG = """\
+players: agent:SPEC (in-process, e.g. agent:uct:c=1), gtp:COMMAND, nboard:COMMAND (engine
+subprocesses, e.g. "gtp:edax -gtp"), zmq:ENDPOINT (a remote othello-engine), cs303:FILE.py
+(a CS303 AI class).  Prefix NAME= to name a player, e.g. strong=agent:uct:iterations=2000.
+
+Running again with the same arguments resumes from DIR/journal.jsonl.
+"""
+
+
+def parse_clock(text: str) -> tuple[float, float]:
+    """``MAIN[/INC]`` in seconds, each also as ``m:ss`` or ``h:mm:ss``."""
+    from protocol.ggf import GgfError, _parse_clock
+
+    main, _, inc = text.partition("/")
+    try:
+        m, i = _parse_clock(main), (_parse_clock(inc) if inc.strip() else 0.0)
+    except GgfError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if m <= 0 or i < 0:
+        raise argparse.ArgumentTypeError("the clock needs MAIN > 0 and INC >= 0")
+    return m, i
+
+
+def _positive(kind):
+    def check(text: str):
+        v = kind(text)
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        return v
+    return check
+
+
+def _match_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="othello-match", description="Play matches between Othello engines: round-robin "
+        "or gauntlet, from balanced openings with colours swapped, under a referee that owns "
+        "the rules and the clock.", epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("players", nargs="+", metavar="PLAYER",
+                   help=f"player spec ({', '.join(k + ':...' for k in KINDS)})")
+    p.add_argument("--games", type=_positive(int), default=2,
+                   help="games per pairing, both colours together (default 2)")
+    p.add_argument("--move-time", type=_positive(float), metavar="S",
+                   help="hard limit per move in seconds (e.g. 5 as the CS303 judge)")
+    p.add_argument("--clock", type=parse_clock, metavar="MAIN/INC",
+                   help="game clock per player: MAIN seconds plus INC per move "
+                        "(e.g. 180/0, 5:00/2)")
+    p.add_argument("--grace", type=float, default=1.0, metavar="S",
+                   help="lateness tolerated before a time loss (default 1 s)")
+    p.add_argument("--playouts", type=_positive(int), metavar="N",
+                   help="per-move playout budget for in-process agents (Limits(playouts=N))")
+    p.add_argument("--rules", choices=["standard", "reversed"], default="standard")
+    p.add_argument("--format", choices=FORMATS, default="round-robin",
+                   help="round-robin, or gauntlet (the first player against each other one)")
+    p.add_argument("--concurrency", type=_positive(int), default=os.cpu_count() or 1,
+                   help="games in parallel, one process each (default: number of cores)")
+    p.add_argument("--openings", default="builtin",
+                   help="builtin (the package's balanced set), start (the start position "
+                        "only) or a file of move lines")
+    p.add_argument("--no-swap", action="store_true",
+                   help="play each opening once, the first player of the pairing as black")
+    p.add_argument("--no-tree-reuse", action="store_true",
+                   help="in-process agents build a new tree every move (as the seed papers)")
+    p.add_argument("--nboard-depth", type=_positive(int), metavar="D",
+                   help="send 'set depth D' to NBoard engines")
+    p.add_argument("--sprt", metavar="ELO0,ELO1[,ALPHA,BETA]",
+                   help="stop a two-player match once the SPRT decides (e.g. 0,10,0.05,0.05)")
+    p.add_argument("--out", metavar="DIR",
+                   help="output directory (default: othello-match-<hash of the match>)")
+    p.add_argument("--seed", type=int, default=1, help="seed of every random choice")
+    p.add_argument("--max-games", type=_positive(int), metavar="K",
+                   help="play at most K more games in this run (resume later)")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--log-level", default="warning",
+                   choices=["debug", "info", "warning", "error"])
+    return p
+
+
+def default_out(config: MatchConfig) -> Path:
+    digest = hashlib.sha1(json.dumps(config.identity(), sort_keys=True).encode()).hexdigest()
+    return Path(f"othello-match-{digest[:10]}")
+
+
+def _install_sigterm() -> None:
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] == "reproduce":
+        from .reproduce import main as reproduce_main
+
+        return reproduce_main(args_list[1:])
+    parser = _match_parser()
+    args = parser.parse_args(args_list)
+    configure_logging(args.log_level)
+    clock, inc = args.clock if args.clock else (None, 0.0)
+    tc = TimeControl(move_time=args.move_time, clock=clock, increment=inc, grace=args.grace,
+                     playouts=args.playouts, tree_reuse=not args.no_tree_reuse,
+                     nboard_depth=args.nboard_depth)
+    try:
+        sprt = Sprt.parse(args.sprt) if args.sprt else None
+        config = MatchConfig(players=args.players, out=Path(args.out or "."), games=args.games,
+                             format=args.format, rules=args.rules, tc=tc,
+                             openings=args.openings, seed=args.seed, swap=not args.no_swap,
+                             sprt=sprt)
+        if args.out is None:
+            config.out = default_out(config)
+        config.specs()
+        from . import openings as O
+
+        O.load(args.openings)
+    except (MatchError, ValueError, OSError) as e:
+        parser.error(str(e))
+    _install_sigterm()
+    try:
+        results = run_match(config, concurrency=args.concurrency, max_games=args.max_games,
+                            progress=not args.no_progress, plots=not args.no_plots)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\ninterrupted; run the same command again to resume "
+                         f"({config.out / 'journal.jsonl'})\n")
+        return 130
+    except MatchError as e:
+        sys.stderr.write(f"othello-match: {e}\n")
+        return 2
+    print(format_table(results))
+    print(f"\nresults: {config.out / 'results.json'}  games: {config.out / 'games.ggf'}  "
+          f"journal: {config.out / 'journal.jsonl'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,520 @@
+"""The referee and tournament runner (clients/match): tables, engines of every kind, faults,
+resume, reversed rules, Elo arithmetic and the opening set."""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from clients.match import elo as E
+from clients.match import openings as O
+from clients.match.cli import main as cli_main
+from clients.match.cli import parse_clock
+from clients.match.players import PlayerSpec, TimeControl
+from clients.match.referee import GameTask, PlayerCache, play_game
+from clients.match.tournament import (
+    MatchConfig,
+    MatchError,
+    format_table,
+    run_match,
+    schedule,
+)
+from engine_server.game import Game, Position, Rules, parse_move
+from protocol import ggf
+
+REPO = Path(__file__).resolve().parent.parent
+PY = sys.executable
+FAST = "agent:uct:iterations=50"
+
+
+def _config(tmp_path: Path, players, **kw) -> MatchConfig:
+    kw.setdefault("games", 2)
+    return MatchConfig(players=list(players), out=tmp_path / kw.pop("name", "m"), **kw)
+
+
+def _journal(config: MatchConfig) -> list[dict]:
+    return [json.loads(l) for l in (config.out / "journal.jsonl").read_text().splitlines()]
+
+
+def _replay(rec: dict) -> Game:
+    return Game.from_moves(rec["moves"].split(), rules=rec["rules"])
+
+
+# --- openings -----------------------------------------------------------------------------------
+
+def test_symmetries_map_the_start_to_itself_or_its_colour_swap():
+    start = Position.start()
+    fixed = {n for n, t in O.SYMMETRIES.items()
+             if O.transform_board(start.black, t) == start.black}
+    swapped = {n for n, t in O.SYMMETRIES.items()
+               if O.transform_board(start.black, t) == start.white}
+    assert fixed == {"identity", "rot180", "transpose", "antitranspose"}
+    assert swapped == {"rot90", "rot270", "mirror", "flip"}
+    assert len(set(O.SYMMETRIES.values())) == 8
+
+
+def test_opening_dedup_by_symmetry():
+    first = [Game.from_moves([m]).position for m in ("d3", "c4", "f5", "e6")]
+    assert len({O.canonical_key(p) for p in first}) == 1
+    # the known counts of distinct positions up to symmetry: 1, 3 (perpendicular, diagonal,
+    # parallel) and 14
+    assert [len(O.enumerate_unique(k)) for k in (1, 2, 3)] == [1, 3, 14]
+    two_ply = [(a, b) for a in Position.start().legal_moves()
+               for b in Position.start().play(a).legal_moves()]
+    assert len(two_ply) == 12 and len(O.dedup(two_ply)) == 3
+    # an opening and its mirror images are one opening; a different line is not
+    a = Game.from_moves("f5 d6 c3".split()).position
+    for name in ("transpose", "rot180", "antitranspose"):
+        image = Game.from_moves([O.transform_move(parse_move(m), O.SYMMETRIES[name])
+                                 for m in "f5 d6 c3".split()]).position
+        assert image != a and O.same_opening(a, image)
+    assert not O.same_opening(a, Game.from_moves("f5 d6 c5".split()).position)
+
+
+def test_builtin_openings_are_unique_legal_and_balanced():
+    book = O.load()
+    assert len(book) >= 100
+    keys = {O.canonical_key(o.position()) for o in book}
+    assert len(keys) == len(book)
+    assert all(len(o.moves) == 6 for o in book)
+    assert all(o.value is not None and abs(o.value) < 0.1 for o in book)
+    assert O.load("start")[0].moves == ()
+
+
+# --- Elo arithmetic -----------------------------------------------------------------------------
+
+def test_elo_of_known_scores():
+    assert E.elo_from_score(0.5) == 0.0
+    assert E.elo_from_score(0.75) == pytest.approx(190.8485, abs=1e-3)
+    assert E.expected_score(E.elo_from_score(0.3)) == pytest.approx(0.3)
+    assert E.elo_from_score(1.0) == math.inf and E.elo_from_score(0.0) == -math.inf
+    # 30 wins, 10 losses: s = 0.75, per-game variance 0.1875, se = sqrt(0.1875 / 40)
+    iv = E.elo_interval(30, 0, 10)
+    assert iv.elo == pytest.approx(190.85, abs=0.01)
+    assert iv.low == pytest.approx(81.96, abs=0.01)
+    assert iv.high == pytest.approx(353.12, abs=0.01)
+    # draws shrink the variance: 20/10/10 is s = 0.625, variance 0.171875
+    iv = E.elo_interval(20, 10, 10)
+    assert iv.elo == pytest.approx(88.74, abs=0.01)
+    assert iv.low == pytest.approx(-2.42, abs=0.01)
+    assert E.elo_interval(10, 5, 10).elo == 0.0
+    assert E.likelihood_of_superiority(10, 10) == 0.5
+
+
+def test_bradley_terry_ratings():
+    two = E.bradley_terry(["a", "b"], {("a", "b"): (30, 0, 10)})
+    assert two[0].elo - two[1].elo == pytest.approx(190.85, abs=1.0)  # the prior barely pulls
+    assert two[0].elo == pytest.approx(-two[1].elo)
+    three = E.bradley_terry(["a", "b", "c"], {("a", "b"): (30, 0, 10), ("b", "c"): (30, 0, 10),
+                                              ("a", "c"): (36, 0, 4)}, anchor="a")
+    r = {x.name: x for x in three}
+    assert r["a"].elo == 0.0 and r["a"].se == 0.0
+    assert r["b"].elo == pytest.approx(-190.5, abs=2) and r["c"].elo == pytest.approx(-381, abs=3)
+    perfect = E.bradley_terry(["a", "b"], {("a", "b"): (10, 0, 0)})
+    assert math.isfinite(perfect[0].elo) and perfect[0].elo > 200
+
+
+def test_sprt():
+    s = E.Sprt.parse("0,10,0.05,0.05")
+    assert s.lower == pytest.approx(-2.944, abs=1e-3) and s.upper == pytest.approx(2.944, abs=1e-3)
+    assert s.status(0, 0, 0) == "continue"
+    assert s.status(300, 100, 100) == "H1"
+    assert s.status(100, 100, 300) == "H0"
+    assert s.llr(100, 50, 100) < 0  # an even score is evidence for elo0 = 0 against elo1 = 10
+    with pytest.raises(ValueError):
+        E.Sprt.parse("10,0")
+
+
+# --- tournaments with in-process agents ---------------------------------------------------------
+
+def test_round_robin_of_three_agents(tmp_path):
+    players = ["agent:random", "agent:pseudo-random", FAST]
+    config = _config(tmp_path, players, games=4)
+    res = run_match(config, concurrency=2, progress=False)
+    recs = _journal(config)
+    assert len(recs) == 12 == res["games_played"] == res["games_scheduled"]
+    assert len({r["key"] for r in recs}) == 12
+    by_name = {p["name"]: p for p in res["players"]}
+    for p in res["players"]:
+        assert p["games"] == 8 and p["wins"] + p["draws"] + p["losses"] == 8
+        assert p["score"] == pytest.approx((p["wins"] + p["draws"] / 2) / 8)
+        assert p["time_losses"] == 0 and p["forfeits"] == {}
+    # the table agrees with the games themselves
+    for name, p in by_name.items():
+        wins = sum(1 for r in recs if r["winner"] and r[r["winner"]] == name)
+        assert wins == p["wins"]
+    for r in recs:
+        g = _replay(r)
+        assert r["reason"] == "normal"
+        res_ = g.result()
+        assert r["black_score"] == res_.black_score
+        assert r["winner"] == (None if res_.winner is None else str(res_.winner))
+    assert sum(p["wins"] for p in res["players"]) == sum(p["losses"] for p in res["players"])
+    for pr in res["pairings"]:
+        assert pr["games"] == 4
+    # each opening twice, colours swapped
+    per_opening = Counter((r["pairing"], r["opening_index"]) for r in recs)
+    assert set(per_opening.values()) == {2}
+    for (pairing, idx), _ in per_opening.items():
+        pair = [r for r in recs if r["pairing"] == pairing and r["opening_index"] == idx]
+        assert {r["swap"] for r in pair} == {0, 1}
+        assert pair[0]["black"] == pair[1]["white"]
+        assert all(r["moves"].startswith(r["opening"]) for r in pair)
+    # GGF records: one per game, readable, and the same games as the journal
+    records = [ggf.parse(line) for line in (config.out / "games.ggf").read_text().splitlines()]
+    assert len(records) == 12
+    assert sorted(" ".join(m.text()[:2].lower() if m.move != 64 else "pass"
+                           for m in rec.moves) for rec in records) == \
+        sorted(r["moves"] for r in recs)
+    uct_moves = [m for rec in records for m in rec.moves
+                 if m.eval is not None and m.time is not None]
+    assert uct_moves, "the searching agent's moves carry eval and time"
+    saved = json.loads((config.out / "results.json").read_text())
+    assert saved["players"] == res["players"]
+    assert (config.out / "score_matrix.png").stat().st_size > 0
+    assert (config.out / "elo.png").stat().st_size > 0
+    assert FAST in format_table(res)
+
+
+def test_reversed_rules_score_correctly(tmp_path):
+    config = _config(tmp_path, ["agent:random", "agent:pseudo-random"], games=8,
+                     rules="reversed", openings="start")
+    res = run_match(config, concurrency=1, progress=False, plots=False)
+    recs = _journal(config)
+    assert len(recs) == 8
+    decided = 0
+    for r in recs:
+        g = _replay(r)
+        assert g.rules == Rules.REVERSED and r["rules"] == "reversed"
+        b, w = r["black_discs"], r["white_discs"]
+        if b != w:
+            decided += 1
+            assert r["winner"] == ("black" if b < w else "white")  # fewer discs win
+            assert (r["black_score"] > 0) == (b < w)
+        assert "TY[8a]" in (config.out / "games.ggf").read_text()
+    assert decided > 0
+    total = {p["name"]: p for p in res["players"]}
+    wins = Counter(r[r["winner"]] for r in recs if r["winner"])
+    for name, p in total.items():
+        assert p["wins"] == wins[name]
+
+
+def test_kill_and_resume_keeps_every_game_once(tmp_path):
+    players = ["agent:random", FAST]
+    config = _config(tmp_path, players, games=6)
+    first = run_match(config, concurrency=1, max_games=4, progress=False, plots=False)
+    assert first["games_played"] == 4 and not first["complete"]
+    keys_before = [r["key"] for r in _journal(config)]
+    # a write cut by a kill leaves half a line; it must not survive or swallow the next game
+    with open(config.out / "journal.jsonl", "a") as f:
+        f.write('{"key": "cut-short", "winn')
+    again = MatchConfig(players=players, out=config.out, games=6)
+    done = run_match(again, concurrency=1, progress=False, plots=False)
+    recs = _journal(again)
+    keys = [r["key"] for r in recs]
+    assert keys[:4] == keys_before
+    assert len(keys) == len(set(keys)) == 6 == done["games_played"]
+    assert sorted(keys) == sorted(t.key for t in schedule(again))
+    assert len((config.out / "games.ggf").read_text().splitlines()) == 6
+    # a third run finds nothing to do
+    assert run_match(again, concurrency=1, progress=False, plots=False)["games_played"] == 6
+    assert len(_journal(again)) == 6
+    # another match in the same directory is refused
+    with pytest.raises(MatchError):
+        run_match(MatchConfig(players=["agent:random", "agent:random"], out=config.out),
+                  concurrency=1, progress=False, plots=False)
+
+
+def test_cli_killed_with_sigkill_resumes(tmp_path):
+    out = tmp_path / "cli"
+    args = [PY, "-m", "clients.match.cli", "agent:random", "agent:uct:iterations=400",
+            "--games", "6", "--openings", "start", "--concurrency", "1", "--out", str(out),
+            "--no-plots", "--no-progress"]
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal = out / "journal.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if journal.exists() and len(journal.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    n_killed = len(journal.read_text().splitlines())
+    assert 2 <= n_killed < 6
+    done = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    keys = [json.loads(l)["key"] for l in journal.read_text().splitlines()]
+    assert len(keys) == len(set(keys)) == 6
+    assert "6/6 games" in done.stdout
+
+
+def test_sprt_stops_a_decided_match(tmp_path):
+    config = _config(tmp_path, [FAST, "agent:random"], games=40, openings="start",
+                     sprt=E.Sprt(0, 200, 0.05, 0.05))
+    res = run_match(config, concurrency=1, progress=False, plots=False)
+    assert res["sprt"]["status"] == "H1"
+    assert res["games_played"] < 40 and res["complete"] and res["stopped"]
+
+
+# --- engines over pipes and sockets -------------------------------------------------------------
+
+def test_gtp_nboard_and_zmq_engines_take_part(tmp_path):
+    from engine_server.serve.zmq_server import ServerConfig, ZmqServer
+    from engine_server.session import EngineOptions
+
+    server = ZmqServer(EngineOptions(agent="uct:iterations=100", warmup=False),
+                       ServerConfig(endpoint="tcp://127.0.0.1:*"))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        engine = f"{PY} -m engine_server --agent uct:iterations=100 --no-warmup"
+        players = ["agent:random", f"gtp:{engine}", f"nboard:{engine}", f"zmq:{server.endpoint}"]
+        # NBoard 'set depth 1' is a 2,000-playout budget for our engine
+        config = _config(tmp_path, players, format="gauntlet", games=2,
+                         tc=TimeControl(grace=5.0, nboard_depth=1))
+        res = run_match(config, concurrency=2, progress=False, plots=False)
+    finally:
+        server.stop()
+        thread.join(5)
+    recs = _journal(config)
+    assert len(recs) == 6
+    assert all(r["reason"] == "normal" for r in recs), [r["detail"] for r in recs]
+    for r in recs:
+        assert len(_replay(r).moves) >= 58
+    engines = {r["stats"][c]["engine"] for r in recs for c in ("black", "white")
+               if not r[c].startswith("agent:")}
+    assert engines == {"OthelloPy"}  # the name the engines gave (GTP name, NBoard set myname)
+    nboard_evals = [e for r in recs for e, i in zip(r["evals"], range(len(r["evals"])))
+                    if e is not None and (r["black"].startswith("nboard:") == (i % 2 == 0))]
+    assert nboard_evals, "NBoard moves carry the engine's eval"
+    assert res["players"][0]["losses"] >= 4  # random play loses to the searching engines
+
+
+FAKE_GTP = textwrap.dedent('''\
+    # A minimal GTP engine that plays its first legal move, with a fault chosen by MODE.
+    import sys, time
+    from engine_server.game import PASS, Game, parse_move, square_name
+    MODE = sys.argv[1]
+    game = Game()
+    asked = 0
+    def out(text):
+        sys.stdout.write(text + "\\n\\n")
+        sys.stdout.flush()
+    for line in sys.stdin:
+        parts = line.split()
+        if not parts:
+            continue
+        cmd = parts[0]
+        if cmd == "quit":
+            out("=")
+            break
+        if cmd == "protocol_version":
+            out("= 2")
+        elif cmd == "name":
+            out("= Fake" + MODE)
+        elif cmd == "list_commands":
+            out("= protocol_version\\nname\\nlist_commands\\nboardsize\\nclear_board\\nplay"
+                "\\ngenmove\\nquit")
+        elif cmd == "clear_board":
+            game = Game()
+            asked = 0
+            out("=")
+        elif cmd == "play":
+            game.play(parse_move(parts[2]))
+            out("=")
+        elif cmd == "genmove":
+            asked += 1
+            if MODE == "illegal":
+                out("= d4")  # an occupied square
+                continue
+            if MODE == "sleep":
+                time.sleep(30)
+            elif MODE == "crash":
+                sys.exit(3)
+            elif MODE == "garbage":
+                out("= hello")
+                continue
+            elif MODE == "late" and asked <= 2:
+                time.sleep(0.45)
+            elif MODE == "slowclock":
+                time.sleep(0.25)
+            move = game.position.legal_moves()[0]
+            game.play(move)
+            out("= " + square_name(move))
+        elif cmd == "boardsize":
+            out("=")
+        else:
+            out("? unknown command")
+    ''')
+
+
+def test_faulty_engines_lose_with_the_right_reason(tmp_path):
+    script = tmp_path / "fake_gtp.py"
+    script.write_text(FAKE_GTP)
+    modes = ("illegal", "sleep", "crash", "garbage", "late")
+    players = [FAST] + [f"{m}=gtp:{PY} {script} {m}" for m in modes]
+    # a playout budget keeps the agent from thinking the whole move time
+    config = _config(tmp_path, players, format="gauntlet", games=2,
+                     tc=TimeControl(move_time=0.3, grace=0.4, playouts=200))
+    res = run_match(config, concurrency=1, progress=False, plots=False)
+    recs = _journal(config)
+    # the sleeper was cut off at the limit, not waited for
+    assert all(r["duration"] < 15 for r in recs if "sleep" in r["pairing"])
+    assert len(recs) == 10
+    late = [r for r in recs if "late" in r["pairing"]]
+    recs = [r for r in recs if "late" not in r["pairing"]]
+    expected = {"illegal": "illegal", "sleep": "timeout", "crash": "crash",
+                "garbage": "protocol"}
+    # a move later than the limit but within the grace margin stands
+    assert all(r["reason"] == "normal" for r in late), [r["detail"] for r in late]
+    assert all(r["stats"][c]["max_time"] > 0.3 for r in late
+               for c in ("black", "white") if r[c] == "late")
+    for r in recs:
+        fake = r["black"] if r["black"] in expected else r["white"]
+        fake_color = "black" if r["black"] == fake else "white"
+        assert r["loser"] == fake_color
+        assert r["reason"] == expected[fake], r["detail"]
+        assert r["winner"] != fake_color
+        assert ":t]" in r["ggf"] if expected[fake] == "timeout" else ":r]" in r["ggf"]
+    by_name = {p["name"]: p for p in res["players"]}
+    assert by_name[FAST]["wins"] >= 8 and by_name[FAST]["time_losses"] == 0
+    assert by_name["sleep"]["time_losses"] == 2  # the restarted engine timed out again
+    assert by_name["crash"]["forfeits"] == {"crash": 2}
+    assert by_name["illegal"]["forfeits"] == {"illegal": 2}
+    assert by_name["garbage"]["forfeits"] == {"protocol": 2}
+    assert "played d4" in next(r["detail"] for r in recs if r["reason"] == "illegal")
+
+
+def test_game_clock_is_enforced_and_sent(tmp_path):
+    script = tmp_path / "fake_gtp.py"
+    script.write_text(FAKE_GTP)
+    # 0.25 s a move against a 1 s clock: the flag falls on the fifth move or so
+    config = _config(tmp_path, [FAST, f"slow=gtp:{PY} {script} slowclock"], games=2,
+                     openings="start", tc=TimeControl(clock=1.0, increment=0.0, grace=0.2))
+    res = run_match(config, concurrency=1, progress=False, plots=False)
+    recs = _journal(config)
+    for r in recs:
+        assert r["reason"] == "timeout" and r[r["loser"]] == "slow", r["detail"]
+        assert "clock fell" in r["detail"] or "the clock" in r["detail"]
+        slow_color = r["loser"]
+        assert 3 <= r["stats"][slow_color]["moves"] <= 6
+        assert "TI[00:01" in r["ggf"]
+    assert {p["name"]: p for p in res["players"]}["slow"]["time_losses"] == 2
+    # an agent that never stops on its own budget plans from the clock and does not flag
+    task = GameTask(key="k", pairing="p", opening_index=0, opening=(), swap=0, round=0,
+                    black="agent:uct:iterations=100000000", white="agent:random",
+                    black_label="slow", white_label="random", rules="standard",
+                    tc=TimeControl(clock=0.6, increment=0.01, grace=0.2), seed=1)
+    rec = play_game(task, PlayerCache())
+    assert rec["reason"] == "normal", rec["detail"]
+    assert rec["stats"]["black"]["time"] < 0.6 + 30 * 0.01 + 0.2
+
+
+CS303_AI = textwrap.dedent('''\
+    import random
+    import time
+    import numpy as np
+    COLOR_BLACK, COLOR_WHITE, COLOR_NONE = -1, 1, 0
+    MODE = {mode!r}
+    DIRS = [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)]
+
+    class AI(object):
+        def __init__(self, chessboard_size, color, time_out):
+            self.size = chessboard_size
+            self.color = color
+            self.time_out = time_out
+            self.candidate_list = []
+            self.rng = random.Random(0)
+            self.calls = 0
+
+        def legal(self, board):
+            out = []
+            for r in range(8):
+                for c in range(8):
+                    if board[r][c] != COLOR_NONE:
+                        continue
+                    for dr, dc in DIRS:
+                        rr, cc, seen = r + dr, c + dc, False
+                        while 0 <= rr < 8 and 0 <= cc < 8 and board[rr][cc] == -self.color:
+                            rr, cc, seen = rr + dr, cc + dc, True
+                        if seen and 0 <= rr < 8 and 0 <= cc < 8 and board[rr][cc] == self.color:
+                            out.append((r, c))
+                            break
+            return out
+
+        def go(self, chessboard):
+            self.candidate_list.clear()
+            moves = self.legal(chessboard)
+            self.candidate_list.extend(moves)
+            if moves:
+                self.candidate_list.append(self.rng.choice(moves))
+            self.calls += 1
+            if MODE == "slow" and moves and self.calls <= 2:
+                time.sleep(10)
+            if MODE == "raise" and moves:
+                raise ValueError("student bug")
+    ''')
+
+
+def test_cs303_ai_files_play_as_the_judge_runs_them(tmp_path):
+    files = {}
+    for mode in ("ok", "slow", "raise"):
+        path = tmp_path / f"ai_{mode}.py"
+        path.write_text(CS303_AI.format(mode=mode))
+        files[mode] = path
+    players = [f"agent:random", f"cs303:{files['ok']}", f"slow=cs303:{files['slow']}",
+               f"raise=cs303:{files['raise']}"]
+    config = _config(tmp_path, players, format="gauntlet", games=2, rules="reversed",
+                     openings="start", tc=TimeControl(move_time=0.3, grace=1.0))
+    res = run_match(config, concurrency=2, progress=False, plots=False)
+    recs = _journal(config)
+    assert len(recs) == 6
+    ok = [r for r in recs if "ai_ok" in r["pairing"] and "slow" not in r["pairing"]
+          and "raise" not in r["pairing"]]
+    assert len(ok) == 2 and all(r["reason"] == "normal" for r in ok)
+    # a go() cut by the judge's timer still plays candidate_list[-1]: no time loss
+    slow = [r for r in recs if "slow" in r["pairing"]]
+    assert all(r["reason"] == "normal" for r in slow), [r["detail"] for r in slow]
+    for r in slow:
+        color = "black" if r["black"] == "slow" else "white"
+        assert 0.3 <= r["stats"][color]["max_time"] < 1.3
+    raised = [r for r in recs if "raise" in r["pairing"]]
+    assert all(r["reason"] == "crash" and "student bug" in r["detail"] for r in raised)
+    assert {p["name"]: p for p in res["players"]}["raise"]["forfeits"] == {"crash": 2}
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+def test_cli_prints_the_table_and_writes_results(tmp_path, capsys):
+    out = tmp_path / "cli"
+    rc = cli_main(["agent:random", "agent:pseudo-random", "--games", "2", "--out", str(out),
+                   "--concurrency", "1", "--no-progress", "--no-plots", "--seed", "3"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "2/2 games" in text and "agent:pseudo-random" in text
+    data = json.loads((out / "results.json").read_text())
+    assert data["games_played"] == 2 and data["match"]["seed"] == 3
+    assert parse_clock("180/0") == (180.0, 0.0) and parse_clock("5:00/2") == (300.0, 2.0)
+    with pytest.raises(SystemExit):
+        cli_main(["agent:random", "agent:nosuchagent", "--out", str(tmp_path / "x")])
+
+
+def test_player_specs():
+    s = PlayerSpec.parse("strong=agent:uct:c=1,iterations=5")
+    assert (s.kind, s.target, s.name) == ("agent", "uct:c=1,iterations=5", "strong")
+    s = PlayerSpec.parse("agent:uct:c=1")
+    assert s.name == "agent:uct:c=1" and s.target == "uct:c=1"
+    assert PlayerSpec.parse("gtp:edax -gtp").target == "edax -gtp"
+    for bad in ("uct", "agent:", "foo:bar", "agent:nosuch"):
+        with pytest.raises(ValueError):
+            PlayerSpec.parse(bad)
