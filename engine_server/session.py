@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from engine_server.agents import DEFAULT_AGENT, make_agent, parse_spec
-from engine_server.game import PASS, Game, Position, Rules
+from engine_server.game import Game, Position, Rules
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
 
@@ -290,4 +290,4 @@ class Session:
         self.stop()
 
 
-__all__ = ["EngineOptions", "Output", "Session", "SearchJob", "PASS"]
+__all__ = ["EngineOptions", "Output", "Session", "SearchJob"]

@@ -18,7 +18,6 @@ from engine_server.game import (
     IllegalMoveError,
     NotationError,
     Position,
-    Rules,
     parse_move,
 )
 from engine_server.game import bitboard as bb
@@ -519,4 +518,4 @@ def _STREAMING_OPEN(handler: GtpHandler):
     return _STREAMING
 
 
-__all__ = ["GtpHandler", "GtpError", "COMMANDS", "Rules", "SearchJob"]
+__all__ = ["GtpHandler", "GtpError", "COMMANDS"]

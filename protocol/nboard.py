@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from engine_server.game import PASS, Color, Game, IllegalMoveError, NotationError, Rules
+from engine_server.game import Color, IllegalMoveError, NotationError
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
 from engine_server.search.timeman import ABSOLUTE, FISCHER, Clock, TimeManager
@@ -222,4 +222,4 @@ class NBoardHandler:
         pass  # seen from some controllers; ignored
 
 
-__all__ = ["NBoardHandler", "Rules", "PASS", "Game"]
+__all__ = ["NBoardHandler"]

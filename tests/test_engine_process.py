@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
 import time
 
 import pytest
 
 from clients.engine_process import EngineProcess
-from engine_server.game import PASS, Game, parse_move, square_name
+from engine_server.game import PASS, Game, parse_move
 
 FAST = ("--agent", "uct:iterations=200", "--move-time", "0.05")
 

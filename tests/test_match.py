@@ -472,7 +472,7 @@ def test_cs303_ai_files_play_as_the_judge_runs_them(tmp_path):
         path = tmp_path / f"ai_{mode}.py"
         path.write_text(CS303_AI.format(mode=mode))
         files[mode] = path
-    players = [f"agent:random", f"cs303:{files['ok']}", f"slow=cs303:{files['slow']}",
+    players = ["agent:random", f"cs303:{files['ok']}", f"slow=cs303:{files['slow']}",
                f"raise=cs303:{files['raise']}"]
     config = _config(tmp_path, players, format="gauntlet", games=2, rules="reversed",
                      openings="start", tc=TimeControl(move_time=0.3, grace=1.0))

@@ -13,7 +13,7 @@ import pytest
 import zmq
 
 from clients.remote import RemoteEngine, RemoteError
-from engine_server.game import PASS, Game, parse_move, square_name
+from engine_server.game import Game, parse_move
 from engine_server.serve.zmq_server import (
     SecurityError,
     ServerConfig,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from clients.remote import RemoteEngine, RemoteError
-from engine_server.game import PASS, Color, Position, parse_move, square_name
+from engine_server.game import Color, Position, parse_move, square_name
 from engine_server.log import get_logger
 from engine_server.search.limits import MoveStat, SearchResult
 

@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from engine_server.game import PASS, Position
+from engine_server.game import Position
 from engine_server.game import bitboard as bb
 from engine_server.log import get_logger
 
@@ -369,4 +369,4 @@ def cfg_array(**values: float) -> np.ndarray:
     return cfg
 
 
-__all__ = ["TreeSearch", "Budget", "cfg_array", "most_visits", "best_mean", "PASS"]
+__all__ = ["TreeSearch", "Budget", "cfg_array", "most_visits", "best_mean"]

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from engine_server.game import PASS, square_name
+from engine_server.game import square_name
 
 
 @dataclass
@@ -102,4 +102,4 @@ def now() -> float:
     return time.monotonic()
 
 
-__all__ = ["Limits", "MoveStat", "SearchResult", "ProgressCallback", "PASS", "now"]
+__all__ = ["Limits", "MoveStat", "SearchResult", "ProgressCallback", "now"]

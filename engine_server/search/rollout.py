@@ -24,7 +24,6 @@ import numpy as np
 from numba import njit
 
 from engine_server.game.bitboard import (
-    NOT_A_H,
     REVERSED,
     S1,
     S7,
