@@ -22,7 +22,7 @@ def _make(spec, p):
         return cfg_array(select=T.SELECT_UCB1, explore=p["c"], logk=2.0, q01=1, expand_at=0,
                          sim_all=1, reward=T.REWARD_WIN, policy=policy_id(p["rollout"]),
                          rules=rules, solver=1, solve_empties=p["solve_empties"],
-                         solve_nodes=p["solve_nodes"])
+                         solve_nodes=p["solve_nodes"], bias=p["bias"])
 
     threads = p["threads"] or max(1, min(4, os.cpu_count() or 1))
     budget = lambda pos: Budget(iterations=p["iterations"])
@@ -46,5 +46,7 @@ BEST = AgentInfo(
            min=0, max=30),
      Param("solve_nodes", int, 20000, "node budget of one leaf solve (keeps batches short)",
            min=100),
+     Param("bias", float, 0.0, "progressive bias weight: + bias * prior / (n + 1), priors "
+           "from the rollout's square table", min=0.0),
      Param("iterations", int, 20000, "iterations per tree when no limit is given", min=1))
     + COMMON_PARAMS + TREE_PARAMS, _make)

@@ -237,6 +237,8 @@ class TreeSearch:
                 self._grow()
                 bbs, links, stats, meta = self._arrays
                 T.expand(bbs, links, stats, meta, 0)
+        if cfg[T.C_BIAS] > 0:
+            T.table_priors(links, stats, 0, table)
         count = int(links[0, T.NCHILD])
         if count == 0:  # game over: nothing to play
             return self._result(position, 0, 0, t0, "done", False)

@@ -77,7 +77,8 @@ C_PER_NODE = 15     # min-max / shallow: playouts n per node
 C_SOLVER = 16       # 1: MCTS-Solver back-ups (proven wins chosen, proven losses avoided)
 C_SOLVE_EMPTIES = 17  # exact endgame solve at leaves with at most this many empties (0: off)
 C_SOLVE_NODES = 18    # node budget of one endgame solve inside a batch
-N_CFG = 19
+C_BIAS = 19           # progressive bias: UCB1 adds BIAS * prior / (n + 1), priors from the table
+N_CFG = 20
 
 SELECT_UCB1 = 0
 SELECT_OCBA = 1
@@ -234,6 +235,27 @@ def _mean(stats, i):
     return stats[i, W] / n if n > 0 else 0.0
 
 
+@njit(cache=True)
+def table_priors(links, stats, node, table):
+    """Children's priors from the square table, scaled to [0, 1] among the siblings (a pass or
+    equal values: all 1), for progressive bias."""
+    first = links[node, FIRST]
+    count = links[node, NCHILD]
+    if count <= 0:
+        return
+    lo = 1 << 60
+    hi = -(1 << 60)
+    for i in range(first, first + count):
+        mv = links[i, MOVE]
+        v = table[mv] if mv < 64 else 0
+        lo = min(lo, v)
+        hi = max(hi, v)
+    for i in range(first, first + count):
+        mv = links[i, MOVE]
+        v = table[mv] if mv < 64 else 0
+        stats[i, PRIOR] = (v - lo) / (hi - lo) if hi > lo else 1.0
+
+
 @njit(cache=True, inline="always")
 def _solvable(bbs, links, node, solve_k):
     """An unexpanded, unproven node with few enough empties for the exact solver."""
@@ -319,6 +341,7 @@ def select_child(bbs, links, stats, node, cfg, rng):
     parent_n = total if cfg[C_PARENT_SUM] == 1.0 else max(stats[node, N], 1.0)
     log_term = cfg[C_LOGK] * math.log(parent_n)
     c = cfg[C_EXPLORE]
+    bias = cfg[C_BIAS]
     q01 = cfg[C_Q01] == 1.0
     best = first
     best_v = -1e300
@@ -329,7 +352,7 @@ def select_child(bbs, links, stats, node, cfg, rng):
         q = stats[i, W] / n
         if q01:
             q = 0.5 * (q + 1.0)
-        v = q + c * math.sqrt(log_term / n)
+        v = q + c * math.sqrt(log_term / n) + bias * stats[i, PRIOR] / (n + 1.0)
         if v > best_v:
             best_v = v
             best = i
@@ -494,6 +517,7 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
     solve_k = np.int64(cfg[C_SOLVE_EMPTIES]) if solver else 0
     solve_nodes = np.int64(cfg[C_SOLVE_NODES])
     rules = np.int64(cfg[C_RULES])
+    bias = cfg[C_BIAS]
     while iters < max_iters and playouts < max_playouts:
         if mode == SELECT_MINMAX:
             p, status = _minmax_iteration(bbs, links, stats, meta, cfg, table, rng)
@@ -516,6 +540,8 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
                     break
                 if not expand(bbs, links, stats, meta, node):
                     return iters, playouts, STATUS_FULL
+                if bias > 0.0:
+                    table_priors(links, stats, node, table)
                 if links[node, FLAGS] & TERMINAL:
                     break
                 if sim_all or not descend:
