@@ -32,7 +32,11 @@ def _make(spec, p):
         return TreeSearch("best", cfg, table_maker(p["rollout"]), p["seed"] * 7919 + j, budget,
                           most_visits, memory)
 
-    return ParallelAgent(spec, p, make_tree, threads, "best")
+    choose = None
+    if p["knowledge"]:
+        from .dk import knowledge_choice
+        choose = knowledge_choice
+    return ParallelAgent(spec, p, make_tree, threads, "best", choose)
 
 
 BEST = AgentInfo(
@@ -48,5 +52,7 @@ BEST = AgentInfo(
            min=100),
      Param("bias", float, 0.0, "progressive bias weight: + bias * prior / (n + 1), priors "
            "from the rollout's square table", min=0.0),
+     Param("knowledge", bool, False, "final move by seed 004's adjusted UCT score (X/C-square "
+           "penalties, inner score, greed penalty) instead of the most visits"),
      Param("iterations", int, 20000, "iterations per tree when no limit is given", min=1))
     + COMMON_PARAMS + TREE_PARAMS, _make)

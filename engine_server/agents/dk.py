@@ -34,36 +34,49 @@ from .common import table_maker
 from .tree_agent import TreeAgent
 
 
+def adjusted_score(move: int, n: float, win_rate: float, total: float, position,
+                   p: dict, mobility: float = 0.0) -> float:
+    """Seed 004's UCTFinal of one move from its visits ``n`` and win rate (see module doc)."""
+    if n <= 0:
+        return float("inf")
+    uct = win_rate + p["uct_c"] * math.sqrt(math.log(max(total, 1.0)) / n)
+    if move == 64:
+        return uct
+    r, c = divmod(move, 8)
+    inner = p["a"] * uct / math.sqrt((r - 3.5) ** 2 + (c - 3.5) ** 2)
+    after = position.play(move)
+    own = after.black.bit_count() if position.side == 0 else after.white.bit_count()
+    opp = after.white.bit_count() if position.side == 0 else after.black.bit_count()
+    greed = (own - opp) / (own + opp) ** p["b"]
+    bit = 1 << move
+    if int(position.rules) == REVERSED:
+        pen = p["c"] * uct if bit & int(CORNERS) else 0.0
+    else:
+        pen = (p["c"] * uct if bit & int(X_SQUARES) else
+               p["d"] * uct if bit & int(C_SQUARES) else 0.0)
+    return uct + inner - greed - pen + p.get("mobility", 0.0) * mobility / 30.0
+
+
 def adjusted_scores(links, stats, first, count, position, p) -> dict[int, float]:
     total = sum(stats[i, T.N] for i in range(first, first + count))
-    reversed_rules = int(position.rules) == REVERSED
     out = {}
     for i in range(first, first + count):
-        mv = int(links[i, T.MOVE])
         n = stats[i, T.N]
-        if n == 0:
-            out[i] = float("inf")
-            continue
-        win_rate = 0.5 * (stats[i, T.W] / n + 1.0)
-        uct = win_rate + p["uct_c"] * math.sqrt(math.log(max(total, 1.0)) / n)
-        if mv == 64:
-            out[i] = uct
-            continue
-        r, c = divmod(mv, 8)
-        inner = p["a"] * uct / math.sqrt((r - 3.5) ** 2 + (c - 3.5) ** 2)
-        after = position.play(mv)
-        own = after.black.bit_count() if position.side == 0 else after.white.bit_count()
-        opp = after.white.bit_count() if position.side == 0 else after.black.bit_count()
-        greed = (own - opp) / (own + opp) ** p["b"]
-        bit = 1 << mv
-        if reversed_rules:
-            pen = p["c"] * uct if bit & int(CORNERS) else 0.0
-        else:
-            pen = (p["c"] * uct if bit & int(X_SQUARES) else
-                   p["d"] * uct if bit & int(C_SQUARES) else 0.0)
-        mob = p["mobility"] * (stats[i, T.MOB] / n) / 30.0
-        out[i] = uct + inner - greed - pen + mob
+        win_rate = 0.5 * (stats[i, T.W] / n + 1.0) if n > 0 else 0.0
+        mob = stats[i, T.MOB] / n if n > 0 else 0.0
+        out[i] = adjusted_score(int(links[i, T.MOVE]), n, win_rate, total, position, p, mob)
     return out
+
+
+DEFAULT_KNOWLEDGE = {"uct_c": 1.414, "a": 0.1, "b": 1.5, "c": 0.5, "d": 0.25}
+
+
+def knowledge_choice(moves, position, p: dict = DEFAULT_KNOWLEDGE) -> int:
+    """The move with the best adjusted score among MoveStats (for agents that borrow seed 004's
+    final choice)."""
+    total = sum(m.visits for m in moves)
+    return max(moves, key=lambda m: (adjusted_score(m.move, m.visits, m.win_rate, total,
+                                                    position, p), m.visits)).move
 
 
 def _make(spec, p):

@@ -18,7 +18,8 @@ from engine_server.search.limits import Limits, MoveStat, ProgressCallback, Sear
 from .base import Agent
 
 
-def merge_results(results: list[SearchResult], agent: str) -> SearchResult:
+def merge_results(results: list[SearchResult], agent: str,
+                  choose: Callable[[list[MoveStat]], int] | None = None) -> SearchResult:
     """One result from several trees: visits add up, means are visit-weighted."""
     by_move: dict[int, dict] = {}
     for r in results:
@@ -41,7 +42,8 @@ def merge_results(results: list[SearchResult], agent: str) -> SearchResult:
     if moves:
         wins = [m for m in moves if m.proven == 1]
         candidates = wins or [m for m in moves if m.proven != -1] or moves
-        best = max(candidates, key=lambda m: (m.visits, m.value)).move
+        best = (choose(candidates) if choose is not None and not wins
+                else max(candidates, key=lambda m: (m.visits, m.value)).move)
         moves.sort(key=lambda m: (m.move != best, -m.visits, -m.value))
     first = results[0]
     pv = next((r.pv for r in results if r.pv and r.pv[0] == best), [best] if best is not None
@@ -61,10 +63,12 @@ def merge_results(results: list[SearchResult], agent: str) -> SearchResult:
 
 class ParallelAgent(Agent):
     def __init__(self, spec: str, params: dict, make_tree: Callable[[int], TreeSearch],
-                 threads: int, name: str):
+                 threads: int, name: str,
+                 choose: Callable[[list[MoveStat], Position], int] | None = None):
         super().__init__(spec, params)
         self.name = name
         self.trees = [make_tree(i) for i in range(threads)]
+        self._choose = choose
 
     @property
     def tree(self) -> TreeSearch:
@@ -75,7 +79,7 @@ class ParallelAgent(Agent):
                progress_interval: float = 0.5) -> SearchResult:
         limits = limits or Limits()
         k = len(self.trees)
-        if k == 1:
+        if k == 1 and self._choose is None:
             return self.trees[0].search(position, limits, progress, progress_interval)
         t0 = time.monotonic()
         stop = threading.Event()
@@ -112,7 +116,8 @@ class ParallelAgent(Agent):
         for t in threads:  # every tree has the same deadline and its share of any count budget
             t.join()
         stop.set()  # ends the watcher
-        out = merge_results([r for r in results if r is not None], self.name)
+        choose = (lambda ms: self._choose(ms, position)) if self._choose is not None else None
+        out = merge_results([r for r in results if r is not None], self.name, choose)
         out.elapsed = time.monotonic() - t0
         return out
 
