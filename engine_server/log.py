@@ -17,6 +17,20 @@ _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARN
 _file_handle: IO[str] | None = None
 
 
+class _Stderr:
+    """Whatever ``sys.stderr`` is at the time of writing: a stream bound once may be replaced
+    and closed later (test runners capture per test, daemons redirect)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+
+
 def configure_logging(level: str = "info", file: str | None = None,
                       json: bool | None = None) -> None:
     """Configure structlog.  ``json=None`` picks JSON unless the destination is a terminal."""
@@ -31,7 +45,7 @@ def configure_logging(level: str = "info", file: str | None = None,
         _file_handle = open(file, "a", buffering=1, encoding="utf-8")
         out: IO[str] = _file_handle
     else:
-        out = sys.stderr
+        out = _Stderr()
     if json is None:
         json = not (hasattr(out, "isatty") and out.isatty())
     renderer: Any = (structlog.processors.JSONRenderer() if json
