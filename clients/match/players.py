@@ -149,6 +149,18 @@ def _fmt(x: float) -> str:
     return f"{x:.3f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
 
 
+def _quit(proc) -> None:
+    """Ask an engine subprocess to quit, then wait for it (killed if it does not go)."""
+    if proc is None:
+        return
+    try:
+        if proc.proc.poll() is None:
+            proc.send("quit")
+    except OSError:
+        pass
+    proc.close(timeout=5)
+
+
 class Player:
     wants_pass_turns = False  # asked to move even when the only move is a pass
 
@@ -346,14 +358,8 @@ class GtpPlayer(_GtpBase):
             raise PlayerProtocolError(str(e)) from None
 
     def close(self) -> None:
-        if self.proc is not None:
-            try:
-                if self.proc.proc.poll() is None:
-                    self.proc.send("quit")
-            except OSError:
-                pass
-            self.proc.close(timeout=5)
-            self.proc = None
+        _quit(self.proc)
+        self.proc = None
         self.started = False
 
     def kill(self) -> None:
@@ -469,14 +475,8 @@ class NBoardPlayer(Player):
         return ggf_clock(self.tc, grace=False)
 
     def close(self) -> None:
-        if self.proc is not None:
-            try:
-                if self.proc.proc.poll() is None:
-                    self.proc.send("quit")
-            except OSError:
-                pass
-            self.proc.close(timeout=5)
-            self.proc = None
+        _quit(self.proc)
+        self.proc = None
 
     def kill(self) -> None:
         if self.proc is not None:
