@@ -78,6 +78,18 @@ def pick_pseudo(moves, bad, rng):
     return m
 
 
+@njit(cache=True, inline="always")
+def _keep_best(v, m, best, chosen, count, rng):
+    """One step of an argmax over moves; reservoir sampling keeps ties uniform in one pass."""
+    if v > best:
+        return v, m, 1
+    if v == best:
+        count += 1
+        if ((rng_next(rng) >> S32) * U(count)) >> S32 == U0:
+            chosen = m
+    return best, chosen, count
+
+
 @njit(cache=True)
 def pick_table(moves, table, rng):
     best = -1 << 60
@@ -87,17 +99,7 @@ def pick_table(moves, table, rng):
     while mm:
         m = mm & (~mm + U1)
         mm ^= m
-        sq = popcount(m - U1)
-        v = table[sq]
-        if v > best:
-            best = v
-            chosen = m
-            count = 1
-        elif v == best:
-            # Reservoir sampling keeps ties uniform without a second pass.
-            count += 1
-            if ((rng_next(rng) >> S32) * U(count)) >> S32 == U0:
-                chosen = m
+        best, chosen, count = _keep_best(table[popcount(m - U1)], m, best, chosen, count, rng)
     return chosen
 
 
@@ -142,14 +144,7 @@ def pick_heuristic(P, O, moves, rules, rng):
         mm ^= m
         f = flips(P, O, m)
         v = sign * heuristic_eval(P ^ f ^ m, O ^ f)
-        if v > best:
-            best = v
-            chosen = m
-            count = 1
-        elif v == best:
-            count += 1
-            if ((rng_next(rng) >> S32) * U(count)) >> S32 == U0:
-                chosen = m
+        best, chosen, count = _keep_best(v, m, best, chosen, count, rng)
     return chosen
 
 
