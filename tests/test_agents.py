@@ -147,6 +147,51 @@ def test_deadline_returns_promptly(name):
     assert r.stopped_by == "time" and r.iterations > 0
 
 
+def _lead_the_first_child(agent, visits: float) -> int:
+    """Give the root's first child ``visits`` extra visits (as if searched earlier)."""
+    from engine_server.search import tree as T
+
+    _, links, stats, _ = agent.tree._arrays
+    row = int(links[0, T.FIRST])
+    mean = stats[row, T.W] / max(stats[row, T.N], 1.0)
+    stats[row, T.N] += visits
+    stats[row, T.W] += mean * visits
+    return int(links[row, T.MOVE])
+
+
+def test_early_stop_answers_once_the_most_visited_move_cannot_be_caught():
+    agent = make_agent("best:threads=1,early_stop=on")
+    agent.search(MIDGAME, Limits(iterations=300))
+    move = _lead_the_first_child(agent, 1e9)
+    t0 = time.monotonic()
+    r = agent.search(MIDGAME, Limits(time=3.0))
+    assert time.monotonic() - t0 < 0.5
+    assert r.stopped_by == "unassailable" and r.best_move == move and r.iterations >= 256
+
+
+def test_early_stop_waits_while_the_lead_can_change_and_can_be_switched_off():
+    from engine_server.search import tree as T
+    from engine_server.search.driver import _unassailable
+
+    bbs, links, stats, meta = T.new_tree(64)
+    start = Position.start()
+    T.init_root(bbs, links, stats, meta, np.uint64(start.black), np.uint64(start.white))
+    T.expand(bbs, links, stats, meta, 0)
+    first = int(links[0, T.FIRST])
+    stats[first:first + 4, T.N] = [100, 90, 5, 5]
+    now = time.monotonic()
+    # 1000 root visits in the last second: 500 more fit in 0.5 s, 5 in 5 ms.
+    assert not _unassailable(links, stats, 1000, now - 1.0, now + 0.5)
+    assert _unassailable(links, stats, 1000, now - 1.0, now + 0.005)
+    links[first + 2, T.FLAGS] |= T.SOLVED  # a proof may still change the solver's choice
+    assert not _unassailable(links, stats, 1000, now - 1.0, now + 0.005)
+    off = make_agent("best:threads=1")  # off by default
+    off.search(MIDGAME, Limits(iterations=300))
+    _lead_the_first_child(off, 1e9)
+    r = off.search(MIDGAME, Limits(time=0.3))
+    assert r.stopped_by == "time"
+
+
 def test_stop_flag_from_another_thread_returns_best_so_far_at_once():
     agent = make_agent("uct")
     agent.search(MIDGAME, Limits(iterations=5))

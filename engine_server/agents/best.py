@@ -30,7 +30,7 @@ def _make(spec, p):
 
     def make_tree(j: int) -> TreeSearch:
         return TreeSearch("best", cfg, table_maker(p["rollout"]), p["seed"] * 7919 + j, budget,
-                          most_visits, memory)
+                          most_visits, memory, early_stop=p["early_stop"])
 
     choose = None
     if p["knowledge"]:
@@ -54,5 +54,8 @@ BEST = AgentInfo(
            "from the rollout's square table", min=0.0),
      Param("knowledge", bool, False, "final move by seed 004's adjusted UCT score (X/C-square "
            "penalties, inner score, greed penalty) instead of the most visits"),
+     Param("early_stop", bool, False, "answer before the time is up once no other move can "
+           "catch the most-visited one (off: at a fixed time per move it lost 6-13 to full "
+           "searches, docs/best-agent.md)"),
      Param("iterations", int, 20000, "iterations per tree when no limit is given", min=1))
     + COMMON_PARAMS + TREE_PARAMS, _make)

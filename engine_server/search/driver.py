@@ -58,6 +58,20 @@ def _solver_choice(links, stats, first, count, chosen: int) -> int:
     return chosen
 
 
+def _unassailable(links, stats, gained: float, t0: float, deadline: float) -> bool:
+    """Whether the root's most-visited child keeps the most visits even if every visit left
+    before the deadline went to the runner-up; ``gained`` root visits since ``t0`` give the rate
+    (visits, not iterations: an iteration that simulates every new child adds several).  Never true
+    while a child is solved: the solver's choice may still change."""
+    first, count = int(links[0, T.FIRST]), int(links[0, T.NCHILD])
+    if count < 2 or np.any(links[first:first + count, T.FLAGS] & T.SOLVED):
+        return False
+    n = np.sort(stats[first:first + count, T.N])
+    now = time.monotonic()
+    left = gained / max(now - t0, 1e-6) * (deadline - now)
+    return bool(n[-1] - n[-2] > left)
+
+
 def _mean(stats, i) -> float:
     n = stats[i, T.N]
     return float(stats[i, T.W] / n) if n > 0 else 0.0
@@ -79,7 +93,8 @@ class TreeSearch:
                  default_budget: Callable[[Position], Budget],
                  final_choice: FinalChoice = most_visits,
                  memory: int = DEFAULT_MEMORY,
-                 move_extras: Callable[[np.ndarray, np.ndarray, int, Position], dict] | None = None):
+                 move_extras: Callable[[np.ndarray, np.ndarray, int, Position], dict] | None = None,
+                 early_stop: bool = False):
         if memory < 1 << 20:
             raise ValueError(f"memory cap must be at least 1 MiB, got {memory} bytes")
         self.name = name
@@ -89,6 +104,9 @@ class TreeSearch:
         self._default_budget = default_budget
         self._final = final_choice
         self._move_extras = move_extras
+        # Stop before the deadline once the most-visited move cannot be caught (KataGo does the
+        # same); only meaningful for agents whose final choice is the most visits.
+        self.early_stop = early_stop
         self.max_nodes = max(1024, memory // T.BYTES_PER_NODE)
         # Zeroed arrays of the full cap cost nothing until touched (the OS maps pages lazily),
         # and growing by copying mid-search could overrun a deadline.
@@ -254,6 +272,7 @@ class TreeSearch:
         po_left = max_playouts if max_playouts is not None else 1 << 62
 
         iters = playouts = 0
+        root_n0 = float(stats[0, T.N])
         batch = 4
         full = False
         stopped_by = "done"
@@ -303,6 +322,10 @@ class TreeSearch:
                     batch = int(min(max(1, target / per_iter), MAX_BATCH_SECONDS / per_iter,
                                     batch * 4))
                     batch = max(1, batch)
+                if (self.early_stop and deadline is not None and iters >= 256
+                        and _unassailable(links, stats, stats[0, T.N] - root_n0, t0, deadline)):
+                    stopped_by = "unassailable"
+                    break
                 if progress is not None and time.monotonic() - last_progress >= progress_interval:
                     last_progress = time.monotonic()
                     progress(self._result(position, iters, playouts, t0, "", full, final=False))
