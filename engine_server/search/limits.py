@@ -77,7 +77,8 @@ class SearchResult:
     reused_fraction: float = 0.0   # share of the previous tree kept for this search
     tree_nodes: int = 0
     tree_full: bool = False        # the memory cap stopped expansion during this search
-    stopped_by: str = ""           # "iterations", "playouts", "time", "stop", "done", "forced", "solved", "unassailable"
+    # "iterations", "playouts", "time", "stop", "done", "forced", "solved", "unassailable"
+    stopped_by: str = ""
     agent: str = ""
     final: bool = True             # False for progress reports
 
