@@ -50,9 +50,16 @@ def apply_lag(t: float, lag: float) -> float:
     return t / 2 if t < 2 * lag else t - lag
 
 
+# The last dozen empties cost next to nothing: agents with a solver prove them in milliseconds,
+# and the rest play them from a tree that is mostly built.  Planning the clock over every move
+# to the end left about half of it unused (docs/matches/clock.md).
+FREE_ENDGAME_EMPTIES = 12
+
+
 def moves_left_estimate(empties: int) -> int:
-    """Our own moves still to come: half the empties, plus a reserve so the end keeps time."""
-    return max(1, (empties + 1) // 2) + 2
+    """Our own moves still to come before the free endgame, plus a reserve so the end keeps
+    time (a move never plans more than a third of what is left)."""
+    return max(1, (empties - FREE_ENDGAME_EMPTIES + 1) // 2) + 2
 
 
 @dataclass
