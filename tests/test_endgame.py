@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,10 +15,10 @@ from engine_server.game import bitboard as bb
 from engine_server.search import endgame as E
 
 from .conftest import load_ffo
+from .second_process import run_probe
 from .solver_ref import move_scores as ref_move_scores
 from .solver_ref import solve as ref_solve
 
-REPO = Path(__file__).resolve().parent.parent
 
 # Black to move; h6 is best under standard rules (+4), a3 under reversed rules (+16).
 RULES_SPLIT = Position.from_string(
@@ -312,11 +307,7 @@ PROBE = textwrap.dedent(
 
 
 def _probe() -> dict:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    r = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env,
-                       cwd=REPO, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return run_probe(PROBE)
 
 
 def test_second_process_loads_cached_solver_kernels():

@@ -5,14 +5,9 @@ numba's cache is known to break on self-recursive kernels called with literal ar
 kernel in a fresh process twice; the second must report cache hits and no compilation.
 """
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from .second_process import run_probe
 
 PROBE = textwrap.dedent(
     """
@@ -52,11 +47,7 @@ PROBE = textwrap.dedent(
 
 
 def _run() -> dict:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    r = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env,
-                       cwd=REPO, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return run_probe(PROBE)
 
 
 def test_second_process_loads_cached_kernels():
