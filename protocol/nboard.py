@@ -136,7 +136,7 @@ class NBoardHandler:
         def done(job: SearchJob) -> None:
             if job.result is not None:
                 self.out.write_for(job, *self._search_lines(job.result, n),
-                                   f"nodestats {job.result.playouts} {job.result.elapsed:.2f}",
+                                   f"nodestats {job.result.nodes} {job.result.elapsed:.2f}",
                                    "status")
 
         self.session.start("hint", limits, on_done=done, on_progress=report,
@@ -172,7 +172,7 @@ class NBoardHandler:
                 return
             elapsed = time.monotonic() - received
             wrote = self.out.write_for(
-                job, f"nodestats {r.playouts} {r.elapsed:.2f}",
+                job, f"nodestats {r.nodes} {r.elapsed:.2f}",
                 f"=== {move_text(r.best_move)}/{result_eval(r):.2f}/{elapsed:.3f}", "status")
             if wrote:
                 self.session.last_result = r

@@ -183,7 +183,7 @@ def test_early_stop_waits_while_the_lead_can_change_and_can_be_switched_off():
     # 1000 root visits in the last second: 500 more fit in 0.5 s, 5 in 5 ms.
     assert not _unassailable(links, stats, 1000, now - 1.0, now + 0.5)
     assert _unassailable(links, stats, 1000, now - 1.0, now + 0.005)
-    links[first + 2, T.FLAGS] |= T.SOLVED  # a proof may still change the solver's choice
+    stats[first + 2, T.LO] = 2.0  # a proof may still change the solver's choice
     assert not _unassailable(links, stats, 1000, now - 1.0, now + 0.005)
     off = make_agent("best:threads=1")  # off by default
     off.search(MIDGAME, Limits(iterations=300))
@@ -258,36 +258,51 @@ def test_spec_errors_list_what_is_accepted():
     assert params["c"] == 1.0 and params["rollout"] == "valuemap" and params["seed"] == 1
 
 
-def test_solver_proves_a_small_endgame_and_stops_searching():
+def test_tree_solver_proves_margins_and_stops_once_the_root_is_settled():
+    # the tree alone (no root solver): b8 is proven to win by exactly 4 and played
+    r = make_agent("uct:solver=1,root_solve=0", seed=1).search(FORCED_WIN,
+                                                              Limits(playouts=200_000))
+    assert r.best_name == "b8" and (r.moves[0].lower, r.moves[0].upper) == (4, 4)
+    assert r.moves[0].proven == 1
+    # a 4-empty root is proven outright: every other move is bounded below a1's +14
+    r = make_agent("uct:solver=1,root_solve=0", seed=1).search(CORNER_WIN,
+                                                              Limits(playouts=500_000))
+    assert r.best_name == "a1" and r.stopped_by == "solved" and r.playouts < 500_000
+    assert r.exact and r.lower == r.upper == 14
+    assert all(m.upper < 14 for m in r.moves[1:])
+
+
+def test_root_solver_settles_the_move_and_stops_searching():
     r = make_agent("uct:solver=1", seed=1).search(FORCED_WIN, Limits(playouts=500_000))
-    assert r.stopped_by == "solved" and r.playouts < 500_000
-    assert r.best_name == "b8" and r.moves[0].proven == 1
-    r = make_agent("uct:solver=1", seed=1).search(CORNER_WIN, Limits(playouts=500_000))
-    assert r.best_name == "a1" and r.stopped_by == "solved"
-    assert r.moves[0].proven == 1  # one proven win settles the root: no need to prove the rest
-    assert all(m.proven in (None, -1) for m in r.moves[1:])
+    assert r.stopped_by == "solved" and r.playouts < 500_000 and r.solver_nodes > 0
+    assert r.best_name == "b8" and r.exact and r.lower == 4 and r.moves[0].proven == 1
 
 
-def _hand_built_root(visits, proven):
-    """A root with children of given visit counts; ``proven`` entries None or +1/0/-1."""
+def _hand_built_root(visits, bounds):
+    """A root with children of given visit counts; ``bounds`` entries None (unproven) or the
+    proven (lower, upper) margin for the side choosing the child."""
     from engine_server.search import tree as T
 
     bbs, links, stats, meta = T.new_tree(16)
+    stats[:, T.LO], stats[:, T.HI] = -64.0, 64.0
+    links[0, T.PARENT] = -1
     links[0, T.FIRST], links[0, T.NCHILD] = 1, len(visits)
-    for j, (n, p) in enumerate(zip(visits, proven)):
+    for j, (n, b) in enumerate(zip(visits, bounds)):
         i = 1 + j
         links[i, T.PARENT], links[i, T.MOVE], links[i, T.NCHILD] = 0, j, -1
         stats[i, T.N], stats[i, T.W] = n, 0.1 * n
-        if p is not None:
-            links[i, T.FLAGS] |= T.SOLVED
-            stats[i, T.PROVEN] = p
+        if b is not None:
+            T.set_bounds(links, stats, i, float(b[0]), float(b[1]))
     return links, stats
+
+
+WIN, DRAW, LOSS = (2, 64), (0, 0), (-64, -2)
 
 
 def test_solver_choice_avoids_a_proven_loss_even_with_the_most_visits():
     from engine_server.search.driver import _solver_choice, most_visits
 
-    links, stats = _hand_built_root([100, 10, 50], [-1, None, None])
+    links, stats = _hand_built_root([100, 10, 50], [LOSS, None, None])
     chosen = most_visits(links, stats, 1, 3, None)
     assert chosen == 1
     assert _solver_choice(links, stats, 1, 3, chosen) == 3
@@ -296,32 +311,72 @@ def test_solver_choice_avoids_a_proven_loss_even_with_the_most_visits():
 def test_solver_choice_plays_a_proven_win_over_more_visited_moves():
     from engine_server.search.driver import _solver_choice
 
-    links, stats = _hand_built_root([100, 3, 50], [None, 1, None])
+    links, stats = _hand_built_root([100, 3, 50], [None, WIN, None])
     assert _solver_choice(links, stats, 1, 3, 1) == 2
+
+
+def test_solver_choice_plays_the_best_proven_margin_among_wins_and_the_least_bad_loss():
+    from engine_server.search.driver import _solver_choice
+
+    links, stats = _hand_built_root([100, 3, 50], [(10, 10), (24, 24), (2, 64)])
+    assert _solver_choice(links, stats, 1, 3, 1) == 2      # +24 beats +10 and "+2 or more"
+    links, stats = _hand_built_root([100, 3, 50], [(-30, -30), (-4, -4), (-12, -12)])
+    assert _solver_choice(links, stats, 1, 3, 1) == 2      # every move loses: lose by 4
+    # a move no other can beat is played even when nothing wins
+    links, stats = _hand_built_root([100, 3, 50], [(-64, -6), (-4, -4), (-64, -8)])
+    assert _solver_choice(links, stats, 1, 3, 1) == 2
+
+
+def test_solver_choice_leaves_open_moves_to_the_search():
+    from engine_server.search.driver import _solver_choice
+
+    # a proven draw does not overrule a move that may still win
+    links, stats = _hand_built_root([100, 3, 50], [None, DRAW, None])
+    assert _solver_choice(links, stats, 1, 3, 1) == 1
+    # but a move that cannot beat the proven draw is dominated
+    links, stats = _hand_built_root([100, 3, 50], [(-64, 0), DRAW, None])
+    assert _solver_choice(links, stats, 1, 3, 1) == 3
 
 
 def test_prove_up_marks_the_parent_when_every_child_is_decided():
     from engine_server.search import tree as T
 
-    links, stats = _hand_built_root([5, 5], [-1, 0])
-    links[0, T.PARENT] = -1
+    # bounds are stored for the mover into a node: the root's are its opponent's view
+    links, stats = _hand_built_root([5, 5], [(-8, -8), DRAW])
     T.prove_up(links, stats, 2, 0)
-    assert links[0, T.FLAGS] & T.SOLVED and stats[0, T.PROVEN] == 0.0  # best is the draw
-    links, stats = _hand_built_root([5, 5], [None, 1])
+    assert links[0, T.FLAGS] & T.SOLVED and stats[0, T.LO] == stats[0, T.HI] == 0.0
+    links, stats = _hand_built_root([5, 5], [None, WIN])
     T.prove_up(links, stats, 2, 0)
-    assert links[0, T.FLAGS] & T.SOLVED and stats[0, T.PROVEN] == -1.0
+    assert not links[0, T.FLAGS] & T.SOLVED  # won, but by how much is still open
+    assert stats[0, T.HI] == -2.0 and stats[0, T.LO] == -64.0
+    T.set_bounds(links, stats, 1, -64.0, 0.0)
+    T.set_bounds(links, stats, 2, 6.0, 6.0)
+    T.prove_up(links, stats, 2, 0)
+    assert links[0, T.FLAGS] & T.SOLVED and stats[0, T.LO] == -6.0
+
+
+def test_a_root_solved_before_its_children_are_known_is_not_settled():
+    from engine_server.search import tree as T
+
+    links, stats = _hand_built_root([5, 5], [None, None])
+    T.set_bounds(links, stats, 0, -6.0, -6.0)  # e.g. solved as a leaf of an earlier tree
+    assert links[0, T.FLAGS] & T.SOLVED and not T.settled(links, stats, 0)
+    T.set_bounds(links, stats, 2, 6.0, 6.0)
+    assert T.settled(links, stats, 0)
 
 
 def test_leaf_solver_proves_children_directly_and_keeps_batches_short():
     from engine_server.search import tree as T
 
-    agent = make_agent("best:threads=1,solve_empties=16,solve_nodes=200000", seed=3)
+    agent = make_agent("best:threads=1,solve_empties=16,solve_nodes=200000,root_solve=0",
+                       seed=3)
     r = agent.search(FORCED_WIN, Limits(time=5.0))
-    assert r.stopped_by == "solved" and r.best_name == "b8" and r.iterations < 50
+    # each child: a win/draw/loss solve, then an exact one when the tree comes back to it
+    assert r.stopped_by == "solved" and r.best_name == "b8" and r.iterations < 100
     # A budget too small for the position: the node is marked and searched as usual.
     ffo1 = Position.from_string(
         "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO--", "X")
-    agent = make_agent("best:threads=1,solve_empties=16,solve_nodes=100", seed=3)
+    agent = make_agent("best:threads=1,solve_empties=16,solve_nodes=100,root_solve=0", seed=3)
     r = agent.search(ffo1, Limits(iterations=5))
     _, links, _, _ = agent.tree._arrays
     assert any(links[i, T.FLAGS] & T.NOSOLVE for i in range(1, r.tree_nodes))

@@ -1,8 +1,9 @@
 """``best``: our strongest agent, assembled from what measurably helped (docs/best-agent.md).
 
-UCT with full expansion (seed 001's tree policy), MCTS-Solver back-ups, an exact endgame solve
-at leaves with few empties, tree reuse, and root parallelism over ``threads`` trees (one per
-core by default).  Pondering is the engine's (``--ponder``).
+UCT with full expansion (seed 001's tree policy), score-bounded MCTS-Solver back-ups, an
+endgame solve at leaves with few empties, tree reuse, root parallelism over ``threads`` trees
+(one per core by default), and an exact root solver that decides the move in the endgame
+(root_solving.py).  Pondering is the engine's (``--ponder``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from engine_server.search.driver import Budget, TreeSearch, cfg_array, most_visi
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
 from .common import policy_id, rollout_param, table_maker
 from .parallel import ParallelAgent
+from .root_solving import ROOT_PARAMS, RootSolvingAgent
 
 
 def _make(spec, p):
@@ -36,7 +38,7 @@ def _make(spec, p):
     if p["knowledge"]:
         from .dk import knowledge_choice
         choose = knowledge_choice
-    return ParallelAgent(spec, p, make_tree, threads, "best", choose)
+    return RootSolvingAgent(ParallelAgent(spec, p, make_tree, threads, "best", choose), spec, p)
 
 
 BEST = AgentInfo(
@@ -58,4 +60,4 @@ BEST = AgentInfo(
            "catch the most-visited one (off: at a fixed time per move it lost 6-13 to full "
            "searches, docs/best-agent.md)"),
      Param("iterations", int, 20000, "iterations per tree when no limit is given", min=1))
-    + COMMON_PARAMS + TREE_PARAMS, _make)
+    + ROOT_PARAMS + COMMON_PARAMS + TREE_PARAMS, _make)

@@ -13,37 +13,51 @@ from typing import Callable
 
 from engine_server.game import Position
 from engine_server.search.driver import TreeSearch
-from engine_server.search.limits import Limits, MoveStat, ProgressCallback, SearchResult
+from engine_server.search.limits import (
+    Limits,
+    MoveStat,
+    ProgressCallback,
+    SearchResult,
+    chain_stop,
+    choose_under_bounds,
+)
 
 from .base import Agent
 
 
 def merge_results(results: list[SearchResult], agent: str,
                   choose: Callable[[list[MoveStat]], int] | None = None) -> SearchResult:
-    """One result from several trees: visits add up, means are visit-weighted."""
+    """One result from several trees: visits add up, means are visit-weighted, proven bounds
+    intersect (every tree's proofs hold)."""
     by_move: dict[int, dict] = {}
     for r in results:
         for m in r.moves:
             e = by_move.setdefault(m.move, {"visits": 0, "value": 0.0, "margin": 0.0,
-                                            "margin_n": 0, "prior": m.prior, "proven": None})
+                                            "margin_n": 0, "prior": m.prior, "lower": -64,
+                                            "upper": 64})
             e["visits"] += m.visits
             e["value"] += m.value * m.visits
             if m.margin is not None:
                 e["margin"] += m.margin * m.visits
                 e["margin_n"] += m.visits
-            if m.proven is not None:
-                e["proven"] = m.proven
-    moves = [MoveStat(move=mv, visits=e["visits"],
-                      value=e["value"] / e["visits"] if e["visits"] else 0.0,
-                      prior=e["prior"],
-                      margin=e["margin"] / e["margin_n"] if e["margin_n"] else None,
-                      proven=e["proven"]) for mv, e in by_move.items()]
+            e["lower"] = max(e["lower"], m.lower)
+            e["upper"] = min(e["upper"], m.upper)
+    moves = []
+    for mv, e in by_move.items():
+        m = MoveStat(move=mv, visits=e["visits"],
+                     value=e["value"] / e["visits"] if e["visits"] else 0.0, prior=e["prior"],
+                     margin=e["margin"] / e["margin_n"] if e["margin_n"] else None)
+        m.bound(e["lower"], e["upper"])
+        moves.append(m)
     best = None
     if moves:
-        wins = [m for m in moves if m.proven == 1]
-        candidates = wins or [m for m in moves if m.proven != -1] or moves
-        best = (choose(candidates) if choose is not None and not wins
-                else max(candidates, key=lambda m: (m.visits, m.value)).move)
+        candidates = [(m.move, m.lower, m.upper, m.visits, m.value) for m in moves]
+        preferred = max(moves, key=lambda m: (m.visits, m.value)).move
+        if choose is not None:
+            # the knowledge-based pick only among moves the proofs leave open
+            open_ = [m for m in moves if m.upper >= 0] or moves
+            preferred = choose(open_)
+        best = choose_under_bounds(candidates, preferred)
         moves.sort(key=lambda m: (m.move != best, -m.visits, -m.value))
     first = results[0]
     pv = next((r.pv for r in results if r.pv and r.pv[0] == best), [best] if best is not None
@@ -58,7 +72,8 @@ def merge_results(results: list[SearchResult], agent: str,
         reused_fraction=sum(r.reused_fraction for r in results) / len(results),
         tree_nodes=sum(r.tree_nodes for r in results),
         tree_full=any(r.tree_full for r in results), stopped_by=stopped, agent=agent,
-        final=all(r.final for r in results))
+        final=all(r.final for r in results), lower=max(r.lower for r in results),
+        upper=min(r.upper for r in results))
 
 
 class ParallelAgent(Agent):
@@ -76,14 +91,15 @@ class ParallelAgent(Agent):
 
     def search(self, position: Position, limits: Limits | None = None,
                progress: ProgressCallback | None = None,
-               progress_interval: float = 0.5) -> SearchResult:
+               progress_interval: float = 0.5, threads: int | None = None) -> SearchResult:
+        """Search with every tree, or with the first ``threads`` of them (a thread is lent to
+        the root solver in the endgame)."""
         limits = limits or Limits()
-        k = len(self.trees)
+        k = len(self.trees) if threads is None else max(1, min(threads, len(self.trees)))
         if k == 1 and self._choose is None:
             return self.trees[0].search(position, limits, progress, progress_interval)
         t0 = time.monotonic()
         stop = threading.Event()
-        outer = limits.stop
         deadline = limits.absolute_deadline(t0)
         results: list[SearchResult | None] = [None] * k
 
@@ -92,30 +108,26 @@ class ParallelAgent(Agent):
 
         def run(j: int) -> None:
             lim = Limits(deadline=deadline, iterations=share(limits.iterations, j),
-                         playouts=share(limits.playouts, j), stop=stop)
+                         playouts=share(limits.playouts, j), stop=stop,
+                         analysis=limits.analysis)
             if not limits.has_budget():
-                lim = Limits(stop=stop)  # each tree: its default budget
+                lim = Limits(stop=stop, analysis=limits.analysis)  # each: its default budget
             cb = progress if j == 0 else None
             r = self.trees[j].search(position, lim, cb, progress_interval)
             results[j] = r
             if r.stopped_by == "solved":
                 stop.set()  # a proof in one tree settles the move for all
 
-        threads = [threading.Thread(target=run, args=(j,), daemon=True) for j in range(1, k)]
-        for t in threads:
+        workers = [threading.Thread(target=run, args=(j,), daemon=True) for j in range(1, k)]
+        for t in workers:
             t.start()
-        watcher = None
-        if outer is not None:
-            def watch() -> None:
-                while not stop.is_set():
-                    if outer.wait(0.005):
-                        stop.set()
-            watcher = threading.Thread(target=watch, daemon=True)
-            watcher.start()
-        run(0)
-        for t in threads:  # every tree has the same deadline and its share of any count budget
-            t.join()
-        stop.set()  # ends the watcher
+        unchain = chain_stop(limits.stop, stop)
+        try:
+            run(0)
+            for t in workers:  # every tree has the same deadline and its share of any budget
+                t.join()
+        finally:
+            unchain()
         choose = (lambda ms: self._choose(ms, position)) if self._choose is not None else None
         out = merge_results([r for r in results if r is not None], self.name, choose)
         out.elapsed = time.monotonic() - t0

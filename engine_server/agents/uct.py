@@ -9,6 +9,7 @@ from engine_server.search.driver import Budget, TreeSearch, cfg_array, most_visi
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
 from .common import policy_id, rollout_param, table_maker
+from .root_solving import ROOT_PARAMS
 
 
 def _make(spec, p):
@@ -21,8 +22,13 @@ def _make(spec, p):
                                   sim_all=1, reward=reward, policy=policy_id(p["rollout"]),
                                   rules=rules, solver=1 if p["solver"] else 0)
     budget = lambda pos: Budget(iterations=p["iterations"])
-    return TreeAgent(spec, p, TreeSearch("uct", cfg, table_maker(p["rollout"]), p["seed"],
-                                         budget, most_visits, p["memory"] << 20))
+    agent = TreeAgent(spec, p, TreeSearch("uct", cfg, table_maker(p["rollout"]), p["seed"],
+                                          budget, most_visits, p["memory"] << 20))
+    if p["solver"] and p["root_solve"] != 0:
+        from .root_solving import RootSolvingAgent
+
+        return RootSolvingAgent(agent, spec, p)
+    return agent
 
 
 UCT = AgentInfo(
@@ -37,6 +43,7 @@ UCT = AgentInfo(
            choices=("seed001", "plain")),
      Param("iterations", int, 500, "iterations when no limit is given (seed 001: 500 in ~1 s)",
            min=1),
-     Param("solver", bool, False, "MCTS-Solver back-ups: play proven wins, avoid proven "
-           "losses, stop when the root is solved (not in the paper)"))
-    + COMMON_PARAMS + TREE_PARAMS, _make)
+     Param("solver", bool, False, "score-bounded MCTS-Solver back-ups and an exact root "
+           "solver in the endgame: play proven wins, the best exact margin once the root is "
+           "solved, avoid proven losses (not in the paper)"))
+    + ROOT_PARAMS + COMMON_PARAMS + TREE_PARAMS, _make)

@@ -20,7 +20,7 @@ from engine_server.log import get_logger
 
 from . import endgame as EG
 from . import tree as T
-from .limits import Limits, MoveStat, ProgressCallback, SearchResult
+from .limits import Limits, MoveStat, ProgressCallback, SearchResult, choose_under_bounds
 
 log = get_logger("search")
 
@@ -45,26 +45,20 @@ def best_mean(links, stats, first, count, position) -> int:
 
 
 def _solver_choice(links, stats, first, count, chosen: int) -> int:
-    """A proven win is played; a proven loss is avoided while anything else is left."""
-    rows = range(first, first + count)
-    solved = [i for i in rows if links[i, T.FLAGS] & T.SOLVED]
-    wins = [i for i in solved if stats[i, T.PROVEN] > 0]
-    if wins:
-        return max(wins, key=lambda i: stats[i, T.N])
-    lost = {i for i in solved if stats[i, T.PROVEN] < 0}
-    if chosen in lost and len(lost) < count:
-        return max((i for i in rows if i not in lost), key=lambda i: (stats[i, T.N],
-                                                                       _mean(stats, i)))
-    return chosen
+    """The final choice under the children's proven bounds (see ``choose_under_bounds``)."""
+    return choose_under_bounds(
+        [(i, float(stats[i, T.LO]), float(stats[i, T.HI]), float(stats[i, T.N]),
+          _mean(stats, i)) for i in range(first, first + count)], chosen)
 
 
 def _unassailable(links, stats, gained: float, t0: float, deadline: float) -> bool:
     """Whether the root's most-visited child keeps the most visits even if every visit left
     before the deadline went to the runner-up; ``gained`` root visits since ``t0`` give the rate
     (visits, not iterations: an iteration that simulates every new child adds several).  Never true
-    while a child is solved: the solver's choice may still change."""
+    while a child has proven bounds: the solver's choice may still change."""
     first, count = int(links[0, T.FIRST]), int(links[0, T.NCHILD])
-    if count < 2 or np.any(links[first:first + count, T.FLAGS] & T.SOLVED):
+    if count < 2 or np.any(stats[first:first + count, T.LO] > -T.MAX_MARGIN) \
+            or np.any(stats[first:first + count, T.HI] < T.MAX_MARGIN):
         return False
     n = np.sort(stats[first:first + count, T.N])
     now = time.monotonic()
@@ -347,21 +341,24 @@ class TreeSearch:
             for i in range(first, first + count):
                 n = stats[i, T.N]
                 extra = self._move_extras(links, stats, i, position) if self._move_extras else {}
-                moves.append(MoveStat(
+                m = MoveStat(
                     move=int(links[i, T.MOVE]), visits=int(n), value=_mean(stats, i),
                     prior=float(stats[i, T.PRIOR]),
-                    margin=float(stats[i, T.MARGIN] / n) if n > 0 else None, extra=extra,
-                    proven=int(stats[i, T.PROVEN]) if links[i, T.FLAGS] & T.SOLVED else None))
+                    margin=float(stats[i, T.MARGIN] / n) if n > 0 else None, extra=extra)
+                m.bound(int(stats[i, T.LO]), int(stats[i, T.HI]))
+                moves.append(m)
             best_move = int(links[best_row, T.MOVE])
             moves.sort(key=lambda m: (m.move != best_move, -m.visits, -m.value))
         root_n = stats[0, T.N]
         root_value = -float(stats[0, T.W] / root_n) if root_n > 0 else (
             moves[0].value if moves else 0.0)
+        # the root's bounds are stored from the view of the player who moved into it
+        lower, upper = -int(stats[0, T.HI]), -int(stats[0, T.LO])
         return SearchResult(
             best_move=best_move, moves=moves, pv=self._pv(best_move), root_value=root_value,
             iterations=iters, playouts=playouts, elapsed=time.monotonic() - t0,
             reused_fraction=self._reused, tree_nodes=self.nodes, tree_full=full,
-            stopped_by=stopped_by, agent=self.name, final=final)
+            stopped_by=stopped_by, agent=self.name, final=final, lower=lower, upper=upper)
 
     def _pv(self, best_move: int | None, max_len: int = 30) -> list[int]:
         if best_move is None:

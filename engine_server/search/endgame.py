@@ -638,6 +638,15 @@ def solve_root(P, O, alpha, beta, rules, tt, ctl):
     return best, best_move
 
 
+@njit(cache=True)
+def _table_move(tt, P, O, rules):
+    j = _tt_find(tt, _tt_index(tt, P, O), P, O, rules)
+    if j < 0:
+        return -1
+    m = (np.int64(tt[j, TT_DATA]) >> _MOVE_SHIFT) & 255
+    return -1 if m == _NO_SQ else m
+
+
 DEFAULT_TABLE_BITS = 20
 
 
@@ -682,6 +691,27 @@ class SolveResult:
     mode: str = "exact"
 
 
+@dataclass(frozen=True)
+class WindowResult:
+    """One fail-soft search in the window (``alpha``, ``beta``), side to move's view.
+
+    Finished: ``value <= alpha`` is an upper bound of the position's score, ``value >= beta`` a
+    lower bound reached by ``move``, anything between is exact and ``move`` reaches it.
+    Stopped (``finished`` False): ``partial_value``, when not None, is a lower bound above
+    ``alpha`` that ``partial_move`` reaches (the root moves searched before the stop).
+    """
+
+    finished: bool
+    value: int | None
+    move: int | None
+    nodes: int
+    alpha: int
+    beta: int
+    partial_value: int | None = None
+    partial_move: int | None = None
+    best_so_far: int | None = None   # the best root move searched so far, proven or not
+
+
 class Solver:
     """A transposition table and a control array, kept from one solve to the next.
 
@@ -712,10 +742,32 @@ class Solver:
     def _solve(self, position: Position, mode: str, deadline: float | None,
                stop: threading.Event | None, max_nodes: int | None) -> SolveResult:
         t0 = time.monotonic()
+        lo, hi = (-1, 1) if mode == "wld" else (-INF, INF)
+        w = self._window(position, lo, hi, deadline, stop, max_nodes)
+        if w.finished:
+            score = w.value
+            if mode == "wld":
+                score = (score > 0) - (score < 0)
+            return SolveResult(score, w.move, w.nodes, time.monotonic() - t0, True, mode)
+        log.debug("solve_stopped", nodes=w.nodes, seconds=time.monotonic() - t0,
+                  empties=position.empties)
+        return SolveResult(None, w.best_so_far, w.nodes, time.monotonic() - t0, False, mode)
+
+    def window(self, position: Position, alpha: int, beta: int,
+               deadline: float | None = None, stop: threading.Event | None = None,
+               max_nodes: int | None = None) -> "WindowResult":
+        """One fail-soft search of ``position`` in the window (alpha, beta), anytime.
+
+        Call with the lock free (it takes it).  See :class:`WindowResult` for what a finished
+        and a stopped search tell."""
+        with self._lock:
+            return self._window(position, alpha, beta, deadline, stop, max_nodes)
+
+    def _window(self, position: Position, alpha: int, beta: int, deadline: float | None,
+                stop: threading.Event | None, max_nodes: int | None) -> "WindowResult":
         P, O = position.bitboards()
         rules = np.int64(int(position.rules))
-        lo, hi = (-1, 1) if mode == "wld" else (-INF, INF)
-        alpha, beta = np.int64(lo), np.int64(hi)
+        a, b = np.int64(alpha), np.int64(beta)
         # The generation only steers table replacement towards entries of earlier solves.
         self._generation = (self._generation + 1) & 255
         ctl = self.ctl
@@ -725,6 +777,8 @@ class Solver:
         watched = deadline is not None or stop is not None
         cap = _NO_LIMIT if max_nodes is None else max(0, int(max_nodes))
         chunk = FIRST_CHUNK
+        partial_value, partial_move = None, None
+        forced = legal_moves(P, O) == U0
         while True:
             if stop is not None and stop.is_set():
                 break
@@ -738,25 +792,30 @@ class Solver:
             # walks back to where it stopped through table cutoffs.
             ctl[LIMIT] = done + (min(cap - done, chunk) if watched else cap - done)
             tc = time.monotonic()
-            score, move = solve_root(P, O, alpha, beta, rules, self.tt, ctl)
+            score, move = solve_root(P, O, a, b, rules, self.tt, ctl)
             dt = time.monotonic() - tc
             if ctl[ABORTED] == 0:
-                score = int(score)
-                if mode == "wld":
-                    score = (score > 0) - (score < 0)
-                return SolveResult(score, None if move < 0 else int(move), int(ctl[NODES]),
-                                   time.monotonic() - t0, True, mode)
+                return WindowResult(True, int(score), None if move < 0 else int(move),
+                                    int(ctl[NODES]), alpha, beta)
+            if not forced and int(score) > alpha and int(move) >= 0:
+                # the root moves searched to the end before the stop: a proven lower bound
+                if partial_value is None or int(score) > partial_value:
+                    partial_value, partial_move = int(score), int(move)
             used = int(ctl[NODES]) - done
             if used > 0 and dt > 0:
                 target = CHUNK_SECONDS
                 if deadline is not None:
                     target = min(target, max(0.001, deadline - time.monotonic()))
                 chunk = int(min(max(10_000, used / dt * target), chunk * 4))
-        move = int(ctl[BEST])
-        log.debug("solve_stopped", nodes=int(ctl[NODES]), seconds=time.monotonic() - t0,
-                  empties=position.empties)
-        return SolveResult(None, None if move < 0 else move, int(ctl[NODES]),
-                           time.monotonic() - t0, False, mode)
+        best = int(ctl[BEST])
+        return WindowResult(False, None, None, int(ctl[NODES]), alpha, beta, partial_value,
+                            partial_move, None if best < 0 else best)
+
+    def table_move(self, position: Position) -> int | None:
+        """The best move the table holds for ``position`` (None when it has none)."""
+        P, O = position.bitboards()
+        m = int(_table_move(self.tt, P, O, np.int64(int(position.rules))))
+        return None if m < 0 else m
 
     def move_scores(self, position: Position) -> dict[int, int]:
         """Exact score of every legal move (``PASS`` when forced), side to move's view."""
@@ -797,6 +856,6 @@ def solve_move_scores(position: Position) -> dict[int, int]:
     return default_solver().move_scores(position)
 
 
-__all__ = ["SolveResult", "Solver", "solve", "solve_move_scores", "solve_root", "default_solver",
+__all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores", "solve_root", "default_solver",
            "new_table", "new_control", "MODES", "NODES", "LIMIT", "ABORTED", "BEST",
            "GENERATION", "SHALLOW"]

@@ -25,6 +25,8 @@ class Limits:
     iterations: int | None = None
     playouts: int | None = None
     stop: threading.Event | None = None
+    # An analysis (hints, lz-analyze) wants every move's value, not only the best move's.
+    analysis: bool = False
 
     def __post_init__(self) -> None:
         for name in ("time", "iterations", "playouts"):
@@ -54,7 +56,31 @@ class MoveStat:
     prior: float | None = None
     margin: float | None = None  # mean final disc margin (side to move's view, rules applied)
     extra: dict = field(default_factory=dict)
-    proven: int | None = None    # exact outcome when solved: +1 win, 0 draw, -1 loss
+    proven: int | None = None    # outcome when proven: +1 win, 0 draw, -1 loss
+    # Proven bounds of the final disc margin with perfect play after this move (side to move's
+    # view, rules applied); equal when the move is solved exactly.
+    lower: int = -64
+    upper: int = 64
+
+    @property
+    def exact(self) -> bool:
+        return self.lower == self.upper
+
+    def bound(self, lower: int, upper: int) -> None:
+        """Intersect the bounds with another proof, and derive ``proven`` and ``margin``."""
+        self.lower = max(self.lower, int(lower))
+        self.upper = min(self.upper, int(upper))
+        if self.lower > self.upper:  # two proofs cannot disagree; trust the newer one
+            self.lower, self.upper = int(lower), int(upper)
+        if self.lower > 0:
+            self.proven = 1
+        elif self.upper < 0:
+            self.proven = -1
+        elif self.lower == self.upper == 0:
+            self.proven = 0
+        if self.margin is not None or self.lower > -64 or self.upper < 64:
+            m = self.margin if self.margin is not None else 0.0
+            self.margin = float(min(max(m, self.lower), self.upper))
 
     @property
     def win_rate(self) -> float:
@@ -81,6 +107,30 @@ class SearchResult:
     stopped_by: str = ""
     agent: str = ""
     final: bool = True             # False for progress reports
+    solver_nodes: int = 0          # nodes of the root endgame solver (beside the playouts)
+    # Proven bounds of the root's final disc margin (side to move's view); equal when solved.
+    lower: int = -64
+    upper: int = 64
+
+    @property
+    def exact(self) -> bool:
+        """The root is solved exactly and ``best_move`` reaches its value."""
+        return self.lower == self.upper and bool(self.moves) and self.moves[0].exact \
+            and self.moves[0].lower == self.lower
+
+    @property
+    def wld(self) -> bool:
+        """Win, draw or loss is proven for the root and ``best_move`` keeps it."""
+        if not self.moves:
+            return False
+        b = self.moves[0]
+        return (self.lower > 0 and b.lower > 0) or (self.upper < 0) or \
+            (self.lower == self.upper == 0 and b.lower == 0)
+
+    @property
+    def nodes(self) -> int:
+        """Work done: playouts plus endgame-solver nodes (NBoard's ``nodestats``)."""
+        return self.playouts + self.solver_nodes
 
     @property
     def best_name(self) -> str:
@@ -93,14 +143,64 @@ class SearchResult:
         return {"agent": self.agent, "best": self.best_name, "value": round(self.root_value, 4),
                 "iterations": self.iterations, "playouts": self.playouts,
                 "elapsed": round(self.elapsed, 4), "reused": round(self.reused_fraction, 4),
-                "nodes": self.tree_nodes, "stopped_by": self.stopped_by}
+                "nodes": self.tree_nodes, "stopped_by": self.stopped_by,
+                "solver_nodes": self.solver_nodes, "bounds": [self.lower, self.upper]}
 
 
 ProgressCallback = Callable[[SearchResult], None]
+
+# (key, lower, upper, visits, value) of one candidate move, side to move's view
+Candidate = tuple[int, float, float, float, float]
+
+
+def choose_under_bounds(candidates: list[Candidate], chosen: int) -> int:
+    """The final choice once moves carry proven margin bounds (score-bounded MCTS-Solver).
+
+    A proven win is played, the one with the best proven margin; so is a move whose proven
+    margin no other move can beat.  Otherwise ``chosen`` (the search's own pick) stands unless
+    it is dominated (another move is proven at least as good) or a proven loss while some move
+    may still draw or win; then the most visited move left takes its place.
+    """
+    best_lo = max(c[1] for c in candidates)
+    top = [c for c in candidates if c[1] == best_lo]
+    rest_hi = max((c[2] for c in candidates if c[1] < best_lo), default=-65.0)
+    if best_lo > 0 or (best_lo > -64 and rest_hi <= best_lo):
+        return max(top, key=lambda c: (c[2], c[3], c[4]))[0]
+    open_ = [c for c in candidates if c[2] > best_lo or c[1] == best_lo]
+    if any(c[2] >= 0 for c in open_):
+        open_ = [c for c in open_ if c[2] >= 0]
+    if any(c[0] == chosen for c in open_):
+        return chosen
+    return max(open_, key=lambda c: (c[3], c[4], c[2]))[0]
+
+
+def chain_stop(outer: threading.Event | None, inner: threading.Event) -> Callable[[], None]:
+    """Set ``inner`` as soon as ``outer`` is set (a watcher thread polling every 5 ms).
+
+    Returns the function that ends the watch; call it once the search is over."""
+    if outer is None:
+        return lambda: None
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            if outer.wait(0.005):
+                inner.set()
+                return
+
+    t = threading.Thread(target=watch, name="stop-watch", daemon=True)
+    t.start()
+
+    def end() -> None:
+        done.set()
+        t.join()
+
+    return end
 
 
 def now() -> float:
     return time.monotonic()
 
 
-__all__ = ["Limits", "MoveStat", "SearchResult", "ProgressCallback", "now"]
+__all__ = ["Limits", "MoveStat", "SearchResult", "ProgressCallback", "choose_under_bounds",
+           "chain_stop", "now"]

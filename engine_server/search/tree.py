@@ -6,9 +6,12 @@ One node per row of three arrays (row-major, so a node's fields sit together in 
 * ``links[i] = (parent, first_child, n_children, move, flags)`` - int32; children of a node are
   contiguous rows ``first_child .. first_child + n_children - 1``; ``n_children = -1`` means not
   expanded yet; ``move`` is the square that led here (64 = pass);
-* ``stats[i] = (N, W, W2, MARGIN, PRIOR, MOB, PROVEN)`` - float64.  ``W`` and ``MARGIN`` are sums from the
-  point of view of the player who moved *into* the node (the parent's side to move), so a parent
-  picks the child with the best ``W / N``; rewards ``z`` are in [-1, 1].
+* ``stats[i] = (N, W, W2, MARGIN, PRIOR, MOB, LO, HI)`` - float64.  ``W`` and ``MARGIN`` are sums
+  from the point of view of the player who moved *into* the node (the parent's side to move), so a
+  parent picks the child with the best ``W / N``; rewards ``z`` are in [-1, 1].  ``LO``/``HI`` are
+  proven bounds of the final disc margin from the same point of view (score-bounded MCTS,
+  Cazenave and Saffidine 2010): [-64, 64] until the solver, a terminal position or the children's
+  bounds say more; the node is ``SOLVED`` when they meet.
 
 ``meta = (next_free, capacity, root, no_expand)`` is an int64 array shared with Python.
 
@@ -45,12 +48,13 @@ from .rollout import rollout
 PARENT, FIRST, NCHILD, MOVE, FLAGS = 0, 1, 2, 3, 4
 N_LINKS = 5
 # stats columns
-N, W, W2, MARGIN, PRIOR, MOB, PROVEN = 0, 1, 2, 3, 4, 5, 6
-N_STATS = 7
+N, W, W2, MARGIN, PRIOR, MOB, LO, HI = 0, 1, 2, 3, 4, 5, 6, 7
+N_STATS = 8
+MAX_MARGIN = 64.0
 # flags
 TERMINAL = 1
 COMPLETE = 2  # min-max: this root child's principal line is finished
-SOLVED = 4    # MCTS-Solver: PROVEN holds the exact outcome (+1/0/-1) for the mover into the node
+SOLVED = 4    # the bounds LO and HI have met: the exact margin is known
 NOSOLVE = 8   # the endgame solver ran out of nodes here once: do not try again
 # meta
 NEXT_FREE, CAPACITY, ROOT, NO_EXPAND = 0, 1, 2, 3
@@ -74,8 +78,8 @@ C_N0 = 12           # OCBA: initial samples per child
 C_SIGMA0 = 13       # OCBA: standard deviation assumed with fewer than two samples
 C_DEPTH = 14        # min-max: layers k
 C_PER_NODE = 15     # min-max / shallow: playouts n per node
-C_SOLVER = 16       # 1: MCTS-Solver back-ups (proven wins chosen, proven losses avoided)
-C_SOLVE_EMPTIES = 17  # exact endgame solve at leaves with at most this many empties (0: off)
+C_SOLVER = 16       # 1: score-bounded MCTS-Solver back-ups (proven wins chosen, losses avoided)
+C_SOLVE_EMPTIES = 17  # endgame solve at leaves with at most this many empties (0: off)
 C_SOLVE_NODES = 18    # node budget of one endgame solve inside a batch
 C_BIAS = 19           # progressive bias: UCB1 adds BIAS * prior / (n + 1), priors from the table
 N_CFG = 20
@@ -113,6 +117,8 @@ def init_root(bbs, links, stats, meta, P, O):
     links[0, FLAGS] = 0
     for k in range(N_STATS):
         stats[0, k] = 0.0
+    stats[0, LO] = -MAX_MARGIN
+    stats[0, HI] = MAX_MARGIN
     meta[NEXT_FREE] = 1
     meta[ROOT] = 0
 
@@ -170,7 +176,8 @@ def _init_child(links, stats, i, parent, move, prior):
     stats[i, MARGIN] = 0.0
     stats[i, PRIOR] = prior
     stats[i, MOB] = 0.0
-    stats[i, PROVEN] = 0.0
+    stats[i, LO] = -MAX_MARGIN
+    stats[i, HI] = MAX_MARGIN
 
 
 @njit(cache=True)
@@ -265,40 +272,116 @@ def _solvable(bbs, links, node, solve_k):
 
 
 @njit(cache=True, inline="always")
-def _lost(links, stats, i):
-    """A child proven lost for the side choosing it (only set when the solver is on)."""
-    return (links[i, FLAGS] & SOLVED) != 0 and stats[i, PROVEN] < 0.0
+def _sign(v):
+    return 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+
+
+@njit(cache=True, inline="always")
+def _decided(stats, i):
+    """Win, draw or loss is proven for the mover into ``i`` (the exact margin may not be)."""
+    lo = stats[i, LO]
+    hi = stats[i, HI]
+    return lo > 0.0 or hi < 0.0 or (lo == 0.0 and hi == 0.0)
+
+
+@njit(cache=True, inline="always")
+def proven_z(stats, i):
+    """The proven outcome of a decided node as a reward for the mover into it."""
+    return 1.0 if stats[i, LO] > 0.0 else (-1.0 if stats[i, HI] < 0.0 else 0.0)
+
+
+@njit(cache=True, inline="always")
+def proven_margin(stats, i):
+    """The margin to back up from a decided node: exact, or the bound nearest to zero."""
+    lo = stats[i, LO]
+    hi = stats[i, HI]
+    if lo > 0.0:
+        return lo
+    if hi < 0.0:
+        return hi
+    return 0.0
 
 
 @njit(cache=True)
-def _mark_solved(links, stats, node, value):
-    links[node, FLAGS] |= SOLVED
-    stats[node, PROVEN] = value
+def set_bounds(links, stats, node, lo, hi):
+    """Intersect ``node``'s bounds with a new proven pair (mover-into view).  True if tighter."""
+    lo = max(lo, stats[node, LO])
+    hi = min(hi, stats[node, HI])
+    if lo == stats[node, LO] and hi == stats[node, HI]:
+        return False
+    if lo > hi:  # both sides are proofs, so this cannot happen; keep the newer one
+        lo = hi = min(max(lo, -MAX_MARGIN), MAX_MARGIN)
+    stats[node, LO] = lo
+    stats[node, HI] = hi
+    if lo == hi:
+        links[node, FLAGS] |= SOLVED
+    return True
 
 
 @njit(cache=True)
 def prove_up(links, stats, node, root):
-    """MCTS-Solver: after ``node`` was solved, prove its ancestors where possible.
+    """Score-bounded back-up: after ``node``'s bounds changed, tighten its ancestors.
 
-    A parent is won for its side to move as soon as one child is a proven win for that side,
-    and decided once every child is proven (the best of them)."""
+    A parent's side to move takes the best child, so from the view of the mover into the parent
+    ``LO = -max(children's HI)`` and ``HI = -max(children's LO)`` (unexpanded or unproven
+    children count as [-64, 64]).  Stops at the first ancestor that does not change."""
     i = node
     while i != root:
         p = links[i, PARENT]
-        if links[p, FLAGS] & SOLVED:
+        first = links[p, FIRST]
+        max_lo = -MAX_MARGIN - 1.0
+        max_hi = -MAX_MARGIN - 1.0
+        for c in range(first, first + links[p, NCHILD]):
+            if stats[c, LO] > max_lo:
+                max_lo = stats[c, LO]
+            if stats[c, HI] > max_hi:
+                max_hi = stats[c, HI]
+        if not set_bounds(links, stats, p, -max_hi, -max_lo):
             return
-        if stats[i, PROVEN] > 0.0:
-            _mark_solved(links, stats, p, -1.0)
-        else:
-            first = links[p, FIRST]
-            best = -2.0
-            for c in range(first, first + links[p, NCHILD]):
-                if not (links[c, FLAGS] & SOLVED):
-                    return
-                if stats[c, PROVEN] > best:
-                    best = stats[c, PROVEN]
-            _mark_solved(links, stats, p, -best)
         i = p
+
+
+@njit(cache=True)
+def settled(links, stats, node):
+    """A solved, expanded node one of whose children is proven to reach its value (a root
+    solved before its children were known is not settled: there is no move to play yet)."""
+    if not links[node, FLAGS] & SOLVED:
+        return False
+    if links[node, FLAGS] & TERMINAL:
+        return True
+    count = links[node, NCHILD]
+    if count <= 0:
+        return False
+    first = links[node, FIRST]
+    return _best_lo(stats, first, count) >= -stats[node, LO]
+
+
+@njit(cache=True, inline="always")
+def _best_lo(stats, first, count):
+    b = -MAX_MARGIN
+    for i in range(first, first + count):
+        if stats[i, LO] > b:
+            b = stats[i, LO]
+    return b
+
+
+@njit(cache=True, inline="always")
+def _pruned(stats, i, best_lo, any_open):
+    """A child not worth visiting: it cannot beat a sibling's proven margin (its upper bound is
+    no higher), or it is a proven loss while a sibling may still draw or win."""
+    hi = stats[i, HI]
+    if hi <= best_lo and stats[i, LO] < hi:
+        return True
+    return hi < 0.0 and any_open
+
+
+@njit(cache=True, inline="always")
+def _any_open(stats, first, count):
+    """Some child is not a proven loss for the side choosing."""
+    for i in range(first, first + count):
+        if stats[i, HI] >= 0.0:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -317,13 +400,16 @@ def select_child(bbs, links, stats, node, cfg, rng):
             if stats[i, N] < stats[best, N]:
                 best = i
         return best
+    solver = cfg[C_SOLVER] == 1.0
+    best_lo = _best_lo(stats, first, count) if solver else -MAX_MARGIN
+    any_open = _any_open(stats, first, count) if solver else False
     if mode == SELECT_PUCT:
         sqrt_n = math.sqrt(max(1.0, stats[node, N]))
         c = cfg[C_EXPLORE]
         best = first
         best_v = -1e300
         for i in range(first, first + count):
-            if _lost(links, stats, i):
+            if solver and _pruned(stats, i, best_lo, any_open):
                 continue
             n = stats[i, N]
             q = stats[i, W] / n if n > 0 else 0.0
@@ -346,7 +432,7 @@ def select_child(bbs, links, stats, node, cfg, rng):
     best = first
     best_v = -1e300
     for i in range(first, first + count):
-        if _lost(links, stats, i):
+        if solver and _pruned(stats, i, best_lo, any_open):
             continue
         n = stats[i, N]
         q = stats[i, W] / n
@@ -496,6 +582,36 @@ def _minmax_iteration(bbs, links, stats, meta, cfg, table, rng):
         depth += 1
 
 
+@njit(cache=True)
+def _solve_leaf(bbs, links, stats, node, rules, budget, tt, ctl):
+    """Endgame solve of an unexpanded leaf within ``budget`` nodes; True when it tightened the
+    node's bounds.
+
+    The first solve only asks win/draw/loss (a window of (-1, 1): several times cheaper); a
+    leaf the tree comes back to is solved for its exact margin inside the bounds it has.  A
+    leaf too big for the budget is marked ``NOSOLVE`` and searched as usual from then on."""
+    # bounds for the side to move at the node
+    lo = -stats[node, HI]
+    hi = -stats[node, LO]
+    if lo == -MAX_MARGIN and hi == MAX_MARGIN:
+        alpha, beta = np.int64(-1), np.int64(1)
+    else:
+        alpha, beta = np.int64(lo - 1.0), np.int64(hi + 1.0)
+    ctl[LIMIT] = ctl[NODES] + budget
+    v, _ = solve_root(bbs[node, 0], bbs[node, 1], alpha, beta, rules, tt, ctl)
+    if ctl[ABORTED] != 0:
+        links[node, FLAGS] |= NOSOLVE
+        return False
+    fv = float(v)
+    if v <= alpha:
+        hi = fv
+    elif v >= beta:
+        lo = fv
+    else:
+        lo = hi = fv
+    return set_bounds(links, stats, node, -hi, -lo)
+
+
 @njit(cache=True, nogil=True)
 def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts, tt, ctl):
     """Run up to ``max_iters`` iterations / ``max_playouts`` playouts.
@@ -526,12 +642,15 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
             playouts += p
             iters += 1
             continue
-        if solver and links[root, FLAGS] & SOLVED:
+        if solver and links[root, FLAGS] & SOLVED and settled(links, stats, root):
             return iters, playouts, STATUS_DONE
         node = root
         # --- selection (and expansion on the way down) ---------------------------------------
         while True:
-            if links[node, FLAGS] & (TERMINAL | SOLVED):
+            if links[node, FLAGS] & TERMINAL:
+                break
+            # A solved root goes on until a child is proven to reach its value.
+            if links[node, FLAGS] & SOLVED and node != root:
                 break
             if links[node, NCHILD] < 0:
                 if solve_k > 0 and _solvable(bbs, links, node, solve_k):
@@ -554,23 +673,15 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
                 break
         # --- simulation and back-propagation ----------------------------------------------
         if solve_k > 0 and _solvable(bbs, links, node, solve_k) and not _is_terminal(bbs, node):
-            ctl[LIMIT] = ctl[NODES] + solve_nodes
-            v, _ = solve_root(bbs[node, 0], bbs[node, 1], np.int64(-1), np.int64(1), rules,
-                              tt, ctl)
-            if ctl[ABORTED] == 0:
-                into = -1.0 if v > 0 else (1.0 if v < 0 else 0.0)
-                _mark_solved(links, stats, node, into)
-                backup(links, stats, node, into, -float(v), 0.0, root)
+            if _solve_leaf(bbs, links, stats, node, rules, solve_nodes, tt, ctl):
+                backup(links, stats, node, proven_z(stats, node), proven_margin(stats, node),
+                       0.0, root)
                 prove_up(links, stats, node, root)
                 iters += 1
                 playouts += 1
                 continue
-            # Too big for the node budget: never try this node again, search it as usual.
-            links[node, FLAGS] |= NOSOLVE
         if solver and links[node, FLAGS] & SOLVED:
-            n = stats[node, N]
-            margin = stats[node, MARGIN] / n if n > 0 else 0.0
-            backup(links, stats, node, stats[node, PROVEN], margin, 0.0, root)
+            backup(links, stats, node, proven_z(stats, node), stats[node, LO], 0.0, root)
             iters += 1
             playouts += 1
             continue
@@ -580,7 +691,7 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
             z, margin = _reward(popcount(P), popcount(O), cfg)
             backup(links, stats, node, -z, -margin, 0.0, root)
             if solver:
-                _mark_solved(links, stats, node, -1.0 if z > 0 else (1.0 if z < 0 else 0.0))
+                set_bounds(links, stats, node, -margin, -margin)
                 prove_up(links, stats, node, root)
             iters += 1
             playouts += 1
@@ -593,8 +704,8 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
                     backup(links, stats, i, z, margin, 0.0, root)
                     playouts += 1
                     if solver and _is_terminal(bbs, i):
-                        # z is already exact here: the rollout had no move to make
-                        _mark_solved(links, stats, i, 1.0 if z > 0 else (-1.0 if z < 0 else 0.0))
+                        # the margin is already exact here: the rollout had no move to make
+                        set_bounds(links, stats, i, margin, margin)
                         prove_up(links, stats, i, root)
             iters += 1
             continue

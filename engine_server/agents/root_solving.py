@@ -1,0 +1,208 @@
+"""Perfect endgames for tree agents: the exact solver decides the root whenever it can.
+
+:class:`RootSolvingAgent` wraps a tree agent (``best``, or ``uct`` with its solver on).  Once
+the root has few enough empties it runs a :class:`~engine_server.search.rootsolve.RootSolver`
+beside the tree search and merges the two:
+
+* exact root: the move with the best exact margin is played (the least bad loss when losing),
+  and the search stops as soon as the proof is in;
+* win/draw/loss proven but not the margin: the tree's move stands only if it is proven to keep
+  that outcome, else the solver's move (a partial exact search never replaces a finished WLD);
+* every move's proven bounds reach the result, so the protocols can show exact values.
+
+With a clock and two or more trees, the solver takes one tree's thread; with one tree (a
+single-threaded engine) or a budget without a clock (iterations, playouts: reproducible runs),
+it runs first, on a share of the time or a node budget, and the tree gets the rest.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any
+
+from engine_server.game import Position
+from engine_server.search.limits import (
+    Limits,
+    MoveStat,
+    ProgressCallback,
+    SearchResult,
+    chain_stop,
+    choose_under_bounds,
+)
+from engine_server.search.rootsolve import RootProof, RootSolver
+
+from .base import Agent, Param
+
+ROOT_PARAMS = (
+    Param("root_solve", int, -1, "solve the root exactly at or below this many empties (-1: "
+          "by the time per move, 20 at 1 s; 0: never)", min=-1, max=40),
+    Param("root_nodes", int, 5_000_000, "node budget of the root solver when the search has "
+          "no clock (iterations, playouts, NBoard depth)", min=1000),
+)
+SEQUENTIAL_SHARE = 0.6     # of the time, for the solver before a single tree searches
+SEQUENTIAL_MAX = 10.0      # seconds: a long analysis still shows the tree's progress soon
+FORCED_EMPTIES = 14        # a forced move is answered at once unless its value costs nothing
+
+
+def auto_empties(seconds: float | None) -> int:
+    """How many empties the solver takes on in ``seconds`` (20 at 1 s, +1.5 per doubling)."""
+    if seconds is None:
+        return 20
+    return int(min(26, max(14, round(20 + 1.5 * math.log2(max(seconds, 1e-3))))))
+
+
+def apply_proof(result: SearchResult, proof: RootProof) -> SearchResult:
+    """Fold the solver's proof into a search result: bounds, the choice, PV and counts."""
+    if not proof.proven and not proof.moves:
+        result.solver_nodes += proof.nodes
+        return result
+    by_move = {m.move: m for m in result.moves}
+    for mv, (lo, hi) in proof.moves.items():
+        m = by_move.get(mv)
+        if m is None:
+            m = MoveStat(move=mv, visits=0, value=0.0)
+            by_move[mv] = m
+            result.moves.append(m)
+        m.bound(lo, hi)
+    result.lower = max(result.lower, proof.lower)
+    result.upper = min(result.upper, proof.upper)
+    if proof.exact:
+        best = proof.move
+    else:
+        best = choose_under_bounds(
+            [(m.move, m.lower, m.upper, m.visits, m.value) for m in result.moves],
+            result.best_move if result.best_move is not None else proof.move)
+    if best is not None:
+        if best != result.best_move:
+            result.pv = [best]
+        result.best_move = best
+    if proof.exact:
+        if proof.pv:
+            result.pv = list(proof.pv)
+        result.stopped_by = "solved"
+    result.moves.sort(key=lambda m: (m.move != result.best_move, -m.lower, -m.visits,
+                                     -m.value))
+    result.solver_nodes += proof.nodes
+    return result
+
+
+class RootSolvingAgent(Agent):
+    """A tree agent with an exact root solver beside it (see the module docstring)."""
+
+    def __init__(self, inner: Agent, spec: str, params: dict[str, Any],
+                 table_bits: int = 20):
+        super().__init__(spec, params)
+        self.inner = inner
+        self.root_solver = RootSolver(table_bits)
+        self.root_empties = int(params.get("root_solve", -1))
+        self.root_nodes = int(params.get("root_nodes", 5_000_000))
+
+    # the inner agent's tree, for tests and tools that look inside
+    @property
+    def tree(self):
+        return self.inner.tree  # type: ignore[attr-defined]
+
+    @property
+    def trees(self):
+        return getattr(self.inner, "trees", [self.tree])
+
+    def advance(self, moves: list[int]) -> float:
+        return self.inner.advance(moves)
+
+    def reset(self) -> None:
+        self.inner.reset()
+
+    def _threshold(self, seconds: float | None) -> int:
+        if self.root_empties >= 0:
+            return self.root_empties
+        return auto_empties(seconds)
+
+    def search(self, position: Position, limits: Limits | None = None,
+               progress: ProgressCallback | None = None,
+               progress_interval: float = 0.5) -> SearchResult:
+        t0 = time.monotonic()
+        limits = limits or Limits()
+        deadline = limits.absolute_deadline(t0)
+        seconds = None if deadline is None else deadline - t0
+        if position.is_game_over() or position.empties > self._threshold(seconds):
+            return self.inner.search(position, limits, progress, progress_interval)
+        forced = len(position.legal_moves()) <= 1
+        if forced and position.empties > FORCED_EMPTIES:
+            return self.inner.search(position, limits, progress, progress_interval)
+        trees = len(self.trees)
+        if deadline is not None and trees >= 2 and not forced:
+            return self._beside(position, limits, deadline, progress, progress_interval)
+        return self._before(position, limits, deadline, progress, progress_interval)
+
+    def _solver_limits(self, limits: Limits, deadline: float | None, t0: float
+                       ) -> tuple[float | None, int | None]:
+        if deadline is None:
+            return None, self.root_nodes
+        return t0 + min(SEQUENTIAL_SHARE * (deadline - t0), SEQUENTIAL_MAX), None
+
+    def _before(self, position: Position, limits: Limits, deadline: float | None,
+                progress: ProgressCallback | None, interval: float) -> SearchResult:
+        """Solver first, then the tree with what is left (one thread)."""
+        t0 = time.monotonic()
+        solve_deadline, nodes = self._solver_limits(limits, deadline, t0)
+        proof = self.root_solver.run(position, solve_deadline, limits.stop, nodes,
+                                     all_moves=limits.analysis)
+        if proof.exact or limits.stopped():
+            # The tree only reports what it already knows (no iterations): the answer is in.
+            inner = Limits(iterations=0, stop=limits.stop)
+        else:
+            inner = Limits(time=limits.time, deadline=limits.deadline,
+                           iterations=limits.iterations, playouts=limits.playouts,
+                           stop=limits.stop, analysis=limits.analysis)
+        wrapped = None
+        if progress is not None:
+            wrapped = lambda r: progress(apply_proof(r, proof))  # noqa: E731
+        r = self.inner.search(position, inner, wrapped, interval)
+        r = apply_proof(r, proof)
+        r.elapsed = time.monotonic() - t0
+        return r
+
+    def _beside(self, position: Position, limits: Limits, deadline: float,
+                progress: ProgressCallback | None, interval: float) -> SearchResult:
+        """Solver in its own thread, the tree on the other threads, until either is done."""
+        t0 = time.monotonic()
+        tree_stop = threading.Event()
+        solver_stop = threading.Event()
+        unchain = [chain_stop(limits.stop, tree_stop), chain_stop(limits.stop, solver_stop)]
+        proofs: list[RootProof] = []
+
+        def solve() -> None:
+            try:
+                proofs.append(self.root_solver.run(
+                    position, deadline, solver_stop, None, all_moves=limits.analysis))
+            finally:
+                if proofs and proofs[0].exact:
+                    tree_stop.set()  # the answer is in: the tree can stop
+
+        worker = threading.Thread(target=solve, name="root-solver", daemon=True)
+        worker.start()
+        wrapped = None
+        if progress is not None:
+            wrapped = lambda r: progress(apply_proof(r, self.root_solver.snapshot()))  # noqa
+        inner = Limits(deadline=deadline, stop=tree_stop, analysis=limits.analysis)
+        r = None
+        try:
+            r = self.inner.search(position, inner, wrapped, interval,  # type: ignore[call-arg]
+                                  threads=len(self.trees) - 1)
+        finally:
+            # A tree that settled the move itself, or failed, ends the solver too; otherwise
+            # the solver goes on to its own end (proof, deadline or stop).
+            if r is None or r.exact:
+                solver_stop.set()
+            worker.join()
+            for f in unchain:
+                f()
+        proof = proofs[0] if proofs else self.root_solver.snapshot()
+        r = apply_proof(r, proof)
+        r.elapsed = time.monotonic() - t0
+        return r
+
+
+__all__ = ["RootSolvingAgent", "ROOT_PARAMS", "apply_proof", "auto_empties"]
