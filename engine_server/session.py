@@ -20,6 +20,9 @@ from engine_server.search.limits import Limits, SearchResult
 
 log = get_logger("session")
 
+SCORE_EMPTIES = 24     # perfect_score() does not try positions with more empties
+SCORE_SECONDS = 2.0
+
 
 @dataclass
 class EngineOptions:
@@ -83,6 +86,7 @@ class Session:
         self._agent_game: tuple[Position, list[int]] | None = None  # what the tree was built for
         self._job: SearchJob | None = None
         self._warmup: threading.Thread | None = None
+        self._score_solver = None  # a RootSolver, made on the first perfect_score()
         self.last_result: SearchResult | None = None
         if options.warmup:
             self._start_warmup()
@@ -112,6 +116,22 @@ class Session:
     def undo(self) -> int:
         self.stop()
         return self.game.undo()
+
+    def perfect_score(self, seconds: float = SCORE_SECONDS) -> int | None:
+        """The final disc margin of the current position with perfect play (side to move's
+        view), or None when the solver cannot finish within ``seconds``."""
+        from engine_server.search.rootsolve import RootSolver
+
+        self.stop()
+        pos = self.game.position
+        if pos.is_game_over():
+            return pos.score()
+        if pos.empties > SCORE_EMPTIES:
+            return None
+        if self._score_solver is None:
+            self._score_solver = RootSolver(18)
+        proof = self._score_solver.run(pos, time.monotonic() + seconds)
+        return proof.lower if proof.lower == proof.upper else None
 
     def set_rules(self, rules: Rules | str) -> None:
         self.stop()

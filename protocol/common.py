@@ -44,10 +44,15 @@ def lcb(win_rate: float, visits: int) -> float:
 
 
 def result_eval(result: SearchResult) -> float:
-    """Disc-margin estimate of the best move for the side to move (used as an eval)."""
-    if not result.moves:
-        return 0.0
-    best = result.moves[0]
-    if best.margin is not None:
-        return best.margin
-    return best.value * 64.0
+    """Disc-margin estimate of the best move for the side to move (exact when solved)."""
+    return result.eval
+
+
+def depth_token(result: SearchResult, depth: int) -> str:
+    """NBoard's depth field: ``100%`` for an exact solve, ``100%W`` for a win/draw/loss solve,
+    else the set depth."""
+    if result.exact:
+        return "100%"
+    if result.wld:
+        return "100%W"
+    return str(depth)

@@ -32,7 +32,7 @@ from engine_server.search.timeman import (
     Clock,
     TimeManager,
 )
-from engine_server.session import SearchJob, Session
+from engine_server.session import SCORE_SECONDS, SearchJob, Session
 
 from .common import clean_line, lcb, move_text
 
@@ -245,10 +245,16 @@ class GtpHandler:
         return "\n" + str(self.session.position)
 
     def cmd_final_score(self, args, **_):
+        """The result with perfect play from here when the solver can tell (every endgame up to
+        ``SCORE_EMPTIES`` that it finishes in time), else the score if the game stopped now."""
         pos = self.session.position
-        b, w = pos.discs()
-        rules = int(pos.rules)
-        score = int(bb.disc_score(b, w, rules))
+        seconds = min(self.session.options.move_time or SCORE_SECONDS, SCORE_SECONDS)
+        margin = self.session.perfect_score(seconds)
+        if margin is not None:
+            score = margin if pos.side == Color.BLACK else -margin
+        else:
+            b, w = pos.discs()
+            score = int(bb.disc_score(b, w, int(pos.rules)))
         if score > 0:
             return f"B+{score}"
         if score < 0:
@@ -450,7 +456,7 @@ class GtpHandler:
             if job.result is not None:
                 self.out.write_for(job, self._info_line(job.result, kind))
 
-        self._analysis = self.session.start("analyze", Limits(time=ANALYZE_LIMIT),
+        self._analysis = self.session.start("analyze", Limits(time=ANALYZE_LIMIT, analysis=True),
                                             on_done=on_done, on_progress=on_progress,
                                             progress_interval=interval)
         return _STREAMING
@@ -466,26 +472,32 @@ class GtpHandler:
         return ""
 
     def _info_line(self, r: SearchResult, kind: str) -> str:
+        """One ``info`` line per move searched or proven, best first.  A proven move's win
+        rate is its outcome (1, 0.5, 0) and its score is exact once solved."""
         parts = []
-        ranked = sorted((m for m in r.moves if m.visits > 0 or len(r.moves) == 1),
-                        key=lambda m: (m.move != r.best_move, -m.visits))
+        shown = [m for m in r.moves if m.visits > 0 or m.proven is not None or len(r.moves) == 1]
+        if r.exact:  # solved: rank by exact margin (unsolved moves last)
+            ranked = sorted(shown, key=lambda m: (m.move != r.best_move, not m.exact, -m.eval))
+        else:
+            ranked = sorted(shown, key=lambda m: (m.move != r.best_move, -m.visits, -m.eval))
         for order, m in enumerate(ranked):
-            pv = [m.move] + (r.pv[1:] if m.move == r.best_move else [])
+            pv = r.pv if m.move == r.best_move and r.pv[:1] == [m.move] else [m.move]
             pv_text = " ".join(move_text(x) if x != PASS else "pass" for x in pv)
-            wr = m.win_rate
+            wr = m.solved_win_rate
+            low = wr if m.proven is not None else lcb(wr, m.visits)
             mv = move_text(m.move) if m.move != PASS else "pass"
             if kind == "lz":
                 parts.append(
                     f"info move {mv} visits {m.visits} winrate {int(round(wr * 10000))} "
                     f"prior {int(round((m.prior or 0) * 10000))} "
-                    f"lcb {int(round(lcb(wr, m.visits) * 10000))} order {order} pv {pv_text}")
+                    f"lcb {int(round(low * 10000))} order {order} pv {pv_text}")
             else:
-                margin = m.margin if m.margin is not None else 0.0
+                score = m.eval
                 parts.append(
-                    f"info move {mv} visits {m.visits} utility {m.value:.6f} winrate {wr:.6f} "
-                    f"scoreMean {margin:.4f} scoreLead {margin:.4f} scoreSelfplay {margin:.4f} "
-                    f"prior {m.prior or 0:.6f} lcb {lcb(wr, m.visits):.6f} "
-                    f"utilityLcb {2 * lcb(wr, m.visits) - 1:.6f} order {order} pv {pv_text}")
+                    f"info move {mv} visits {m.visits} utility {2 * wr - 1:.6f} "
+                    f"winrate {wr:.6f} scoreMean {score:.4f} scoreLead {score:.4f} "
+                    f"scoreSelfplay {score:.4f} prior {m.prior or 0:.6f} lcb {low:.6f} "
+                    f"utilityLcb {2 * low - 1:.6f} order {order} pv {pv_text}")
         return " ".join(parts)
 
 

@@ -12,12 +12,12 @@ import time
 
 from engine_server.game import Color, IllegalMoveError, NotationError
 from engine_server.log import get_logger
-from engine_server.search.limits import Limits, SearchResult
+from engine_server.search.limits import SearchResult
 from engine_server.search.timeman import ABSOLUTE, FISCHER, Clock, TimeManager
 from engine_server.session import SearchJob, Session
 
 from . import ggf
-from .common import clean_line, depth_limits, move_text, result_eval
+from .common import clean_line, depth_limits, depth_token, move_text, result_eval
 
 log = get_logger("nboard")
 
@@ -126,6 +126,7 @@ class NBoardHandler:
         if pos.is_game_over():
             return
         limits = depth_limits(self.depth)
+        limits.analysis = True  # every listed move's value, exact where it can be solved
         if self.session.options.move_time is not None:
             limits.time = self.session.options.move_time
         self._status("thinking")
@@ -143,14 +144,26 @@ class NBoardHandler:
                            progress_interval=self.hint_interval)
 
     def _search_lines(self, result: SearchResult, n: int) -> list[str]:
+        """One round of hint lines, best move first (the move ``go`` would play).
+
+        NBoard keeps one hint per move but greys or drops hints whose depth token differs from
+        the line before, so a round shares one token: ``100%`` when the root is solved exactly
+        (only exactly solved moves are listed, by margin), ``100%W`` when win/draw/loss is
+        proven (only moves whose outcome is proven), else the set depth."""
+        token = depth_token(result, self.depth)
+        best = result.best_move
+        moves = list(result.moves)
+        if token == "100%":
+            moves = [m for m in moves if m.exact]
+            moves.sort(key=lambda m: (m.move != best, -m.lower))
+        else:
+            if token == "100%W":
+                moves = [m for m in moves if m.proven is not None]
+            moves.sort(key=lambda m: (m.move != best, -m.visits, -m.eval))
         lines = []
-        ranked = sorted(result.moves, key=lambda m: (-m.visits, m.move != result.best_move))
-        if result.best_move is not None:
-            ranked.sort(key=lambda m: m.move != result.best_move)
-        for m in ranked[:n]:
-            pv = [m.move] + (result.pv[1:] if m.move == result.best_move else [])
-            ev = m.margin if m.margin is not None else m.value * 64
-            lines.append(f"search {'-'.join(move_text(x) for x in pv)} {ev:.2f} 0 {self.depth}")
+        for m in moves[:n]:
+            pv = result.pv if m.move == best and result.pv[:1] == [m.move] else [m.move]
+            lines.append(f"search {'-'.join(move_text(x) for x in pv)} {m.eval:.2f} 0 {token}")
         return lines
 
     def _cmd_go(self, rest: str, received: float) -> None:
@@ -198,23 +211,16 @@ class NBoardHandler:
 
     def _cmd_analyze(self, rest: str, received: float) -> None:
         from engine_server.agents import make_agent
+        from engine_server.agents.analysis import analyze_game
+        from engine_server.search.rootsolve import RootSolver
 
-        game = self.session.game
-        positions = game.positions()
+        positions = self.session.game.positions()
         agent = make_agent(self.session.agent_spec, seed=self.session.options.seed)
         out = self.out
 
         def run(job: SearchJob) -> None:
-            for k, pos in enumerate(positions):
-                if job.stop.is_set():
-                    return
-                if pos.is_game_over():
-                    ev = float(pos.score())
-                else:
-                    r = agent.search(pos, Limits(playouts=3000, stop=job.stop))
-                    ev = result_eval(r)
-                if not out.write_for(job, f"analysis {k} {ev:.2f}"):
-                    return
+            analyze_game(positions, agent, RootSolver(), job.stop,
+                         lambda k, ev: out.write_for(job, f"analysis {k} {ev:.2f}"))
 
         self.session.run_task("analyze", run)
 

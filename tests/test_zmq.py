@@ -156,6 +156,43 @@ def test_garbage_and_oversized_frames_do_not_hurt(server):
     c.close()
 
 
+def _bare_reply(sock) -> list[str]:
+    """One GTP response read frame by frame from a one-frame client: up to the empty frame."""
+    lines = []
+    while True:
+        frames = sock.recv_multipart()
+        assert len(frames) == 1, frames  # a bare request gets bare replies
+        line = frames[0].decode()
+        if line == "":
+            return lines
+        lines.append(line)
+
+
+def test_one_frame_client_written_from_the_readme_needs_no_sequence_numbers(server):
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVTIMEO, 20000)
+    sock.connect(server.endpoint)
+    sock.send_string("protocol_version")
+    assert _bare_reply(sock) == ["= 2"]
+    sock.send_string("play black f5")
+    assert _bare_reply(sock) == ["= "]
+    sock.send_string("genmove white")
+    (reply,) = _bare_reply(sock)
+    assert reply.startswith("= ") and parse_move(reply[2:]) in (
+        Game.from_moves(["f5"]).position.legal_moves())
+    sock.send_string("showboard")
+    board = _bare_reply(sock)
+    assert board[0] == "= " and len(board) >= 9
+    assert sum(row.count("X") + row.count("O") for row in board[1:]) >= 6
+    sock.send_string("frobnicate")
+    assert _bare_reply(sock) == ["? unknown command"]
+    # the same session still answers the two-frame form, with its framing
+    sock.send_multipart([b"9", b"name"])
+    assert sock.recv_multipart()[0] == b"9"
+    sock.close(0)
+
+
 def test_client_vanishing_mid_search_and_many_clients_coming_and_going():
     s, t = start_server(agent="uct:iterations=100000000", move_time=1.0)
     try:

@@ -66,6 +66,22 @@ class MoveStat:
     def exact(self) -> bool:
         return self.lower == self.upper
 
+    @property
+    def eval(self) -> float:
+        """Disc margin for the side to move: exact when solved, else the search's estimate
+        (the mean margin, or the value scaled to discs) kept inside the proven bounds."""
+        if self.exact:
+            return float(self.lower)
+        est = self.margin if self.margin is not None else self.value * 64.0
+        return float(min(max(est, self.lower), self.upper))
+
+    @property
+    def solved_win_rate(self) -> float:
+        """The win rate, or 1 / 0.5 / 0 once the outcome is proven."""
+        if self.proven is not None:
+            return 0.5 * (self.proven + 1.0)
+        return self.win_rate
+
     def bound(self, lower: int, upper: int) -> None:
         """Intersect the bounds with another proof, and derive ``proven`` and ``margin``."""
         self.lower = max(self.lower, int(lower))
@@ -126,6 +142,13 @@ class SearchResult:
         b = self.moves[0]
         return (self.lower > 0 and b.lower > 0) or (self.upper < 0) or \
             (self.lower == self.upper == 0 and b.lower == 0)
+
+    @property
+    def eval(self) -> float:
+        """Disc-margin evaluation of the best move (side to move's view; exact when solved)."""
+        if not self.moves:
+            return float(self.lower) if self.lower == self.upper else 0.0
+        return self.moves[0].eval
 
     @property
     def nodes(self) -> int:

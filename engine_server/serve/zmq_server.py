@@ -3,9 +3,12 @@
 Framing (documented in the README):
 
 * client -> server: ``[seq, line]`` - ``seq`` is the client's request number as ASCII digits,
-  ``line`` one protocol line (UTF-8).  A single frame ``[line]`` is accepted too (seq 0).
-* server -> client: ``[seq, line]`` for every output line, streamed as produced; ``seq`` is the
-  request that caused it (``0`` for lines not tied to one).
+  ``line`` one protocol line (UTF-8); or a bare one-frame ``[line]``.
+* server -> client: the reply mirrors the request.  After ``[seq, line]``: ``[seq, line]`` for
+  every output line, streamed as produced, ``seq`` being the request that caused it.  After a
+  bare ``[line]``: one bare frame ``[line]`` per output line (the empty line that ends a GTP
+  response is an empty frame), so a plain DEALER client needs to know nothing of sequence
+  numbers.
 
 Each identity gets its own game, rules, agent, search tree and protocol (NBoard or GTP, detected
 from its first line as on stdin) and its own controller thread, so a long ``genmove`` in one
@@ -79,6 +82,7 @@ class ClientSession:
     last_seq: int = -1
     replies: dict[int, list[str]] = field(default_factory=dict)  # seq -> lines (recent only)
     current_seq: int = 0
+    current_bare: bool = False   # the request being answered came as one bare frame
     thread: threading.Thread | None = None
     closed: bool = False
 
@@ -143,7 +147,7 @@ class ZmqServer:
             lst = cs.replies.get(seq)
             if lst is not None:
                 lst.append(line)
-            self.outbox.put((identity, seq, line))
+            self.outbox.put((identity, None if cs.current_bare else seq, line))
 
         opts = EngineOptions(**{**self.options.__dict__, "warmup": False})
         session = Session(opts, Output(sink))
@@ -161,8 +165,9 @@ class ZmqServer:
             item = cs.inbox.get()
             if item is None:
                 break
-            seq, text, received = item
+            seq, text, received, bare = item
             cs.current_seq = seq
+            cs.current_bare = bare
             cs.replies[seq] = []
             for old in [s for s in cs.replies if s < seq - 8]:
                 del cs.replies[old]  # keep a few recent answers for retries
@@ -193,21 +198,25 @@ class ZmqServer:
         payload = frames[1:]
         if payload and payload[0] == b"":
             payload = payload[1:]  # a REQ client's delimiter
-        if len(payload) == 1:
+        bare = len(payload) == 1
+        if bare:
             seq_b, line_b = b"0", payload[0]
         elif len(payload) == 2:
             seq_b, line_b = payload
         else:
-            self._send(identity, 0, "? malformed request: expected [seq, line]")
+            self._send(identity, 0, "? malformed request: expected [seq, line] or [line]")
             return
+        reply_seq = None if bare else 0
         try:
             seq = int(seq_b.decode("ascii"))
             text = line_b.decode("utf-8")
         except (UnicodeDecodeError, ValueError):
-            self._send(identity, 0, "? malformed request: seq must be digits, line UTF-8")
+            self._send(identity, reply_seq, "? malformed request: seq must be digits, line UTF-8")
             return
+        if not bare:
+            reply_seq = seq
         if "\n" in text.rstrip("\r\n"):
-            self._send(identity, seq, "? malformed request: one line per message")
+            self._send(identity, reply_seq, "? malformed request: one line per message")
             return
         cs = self.sessions.get(identity)
         if cs is None:
@@ -215,28 +224,31 @@ class ZmqServer:
                 # The protocol's error form: GTP "?", NBoard "status".
                 msg = ("status server full" if detect_protocol(text) == "nboard"
                        else "? server full: too many sessions")
-                self._send(identity, seq, msg)
+                self._send(identity, reply_seq, msg)
                 if not msg.startswith("status"):
-                    self._send(identity, seq, "")
+                    self._send(identity, reply_seq, "")
                 return
             cs = self._new_session(identity)
         cs.last_seen = time.monotonic()
         if seq != 0 and seq <= cs.last_seq:
             # A retry of a request already handled: answer again, do not execute again.
             for line in cs.replies.get(seq, []):
-                self._send(identity, seq, line)
+                self._send(identity, reply_seq, line)
             return
         if seq != 0:
             cs.last_seq = seq
         word = clean_line(text, cut_comments=True).split(" ")
         if any(w == "quit" for w in word[:2]):
             cs.session.interrupt()
-        cs.inbox.put((seq, text, time.monotonic()))
+        cs.inbox.put((seq, text, time.monotonic(), bare))
 
-    def _send(self, identity: bytes, seq: int, line: str) -> None:
+    def _send(self, identity: bytes, seq: int | None, line: str) -> None:
+        """One output line to a client: ``[seq, line]``, or ``[line]`` when ``seq`` is None (the
+        request came as a bare frame)."""
+        frames = [identity, line.encode("utf-8")] if seq is None else \
+            [identity, str(seq).encode(), line.encode("utf-8")]
         try:
-            self.socket.send_multipart([identity, str(seq).encode(), line.encode("utf-8")],
-                                       flags=zmq.NOBLOCK)
+            self.socket.send_multipart(frames, flags=zmq.NOBLOCK)
         except zmq.Again:
             log.warning("send_dropped", client=identity.hex())
         except zmq.ZMQError as e:
