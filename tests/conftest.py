@@ -5,11 +5,21 @@ from pathlib import Path
 import pytest
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def data_file(name: str) -> Path:
+    """A test data file: the copy in tests/data, else ../shared/data; skip when neither."""
+    for d in (DATA, SHARED / "data"):
+        if (d / name).exists():
+            return d / name
+    pytest.skip(f"test data {name} is in neither tests/data nor ../shared/data")
 
 
 def load_ffo(name: str) -> list[dict]:
+    """FFO endgame positions: board, side, best moves, exact score."""
     rows = []
-    for i, line in enumerate((SHARED / "data" / name).read_text().splitlines()):
+    for i, line in enumerate(data_file(name).read_text().splitlines()):
         if not line.strip():
             continue
         board, side, moves, score = line.split()

@@ -43,7 +43,8 @@ ROOT_PARAMS = (
 )
 SEQUENTIAL_SHARE = 0.6     # of the time, for the solver before a single tree searches
 SEQUENTIAL_MAX = 10.0      # seconds: a long analysis still shows the tree's progress soon
-FORCED_EMPTIES = 14        # a forced move is answered at once unless its value costs nothing
+FORCED_SECONDS = 0.05      # a forced move (or pass) waits this long at most for its value
+FORCED_NODES = 300_000
 
 
 def auto_empties(seconds: float | None) -> int:
@@ -129,24 +130,26 @@ class RootSolvingAgent(Agent):
         if position.is_game_over() or position.empties > self._threshold(seconds):
             return self.inner.search(position, limits, progress, progress_interval)
         forced = len(position.legal_moves()) <= 1
-        if forced and position.empties > FORCED_EMPTIES:
-            return self.inner.search(position, limits, progress, progress_interval)
         trees = len(self.trees)
         if deadline is not None and trees >= 2 and not forced:
             return self._beside(position, limits, deadline, progress, progress_interval)
-        return self._before(position, limits, deadline, progress, progress_interval)
+        return self._before(position, limits, deadline, progress, progress_interval, forced)
 
-    def _solver_limits(self, limits: Limits, deadline: float | None, t0: float
+    def _solver_limits(self, deadline: float | None, t0: float, forced: bool
                        ) -> tuple[float | None, int | None]:
+        if forced:  # nothing to choose: the value only, if it comes cheap
+            return (t0 + min(FORCED_SECONDS, SEQUENTIAL_SHARE * (deadline - t0))
+                    if deadline is not None else None), FORCED_NODES
         if deadline is None:
             return None, self.root_nodes
         return t0 + min(SEQUENTIAL_SHARE * (deadline - t0), SEQUENTIAL_MAX), None
 
     def _before(self, position: Position, limits: Limits, deadline: float | None,
-                progress: ProgressCallback | None, interval: float) -> SearchResult:
+                progress: ProgressCallback | None, interval: float,
+                forced: bool = False) -> SearchResult:
         """Solver first, then the tree with what is left (one thread)."""
         t0 = time.monotonic()
-        solve_deadline, nodes = self._solver_limits(limits, deadline, t0)
+        solve_deadline, nodes = self._solver_limits(deadline, t0, forced)
         proof = self.root_solver.run(position, solve_deadline, limits.stop, nodes,
                                      all_moves=limits.analysis)
         if proof.exact or limits.stopped():
@@ -192,9 +195,10 @@ class RootSolvingAgent(Agent):
             r = self.inner.search(position, inner, wrapped, interval,  # type: ignore[call-arg]
                                   threads=len(self.trees) - 1)
         finally:
-            # A tree that settled the move itself, or failed, ends the solver too; otherwise
-            # the solver goes on to its own end (proof, deadline or stop).
-            if r is None or r.exact:
+            # A tree that settled the move itself (unless every move's value is wanted), or
+            # failed, ends the solver too; otherwise the solver goes on to its own end (proof,
+            # deadline or stop).
+            if r is None or (r.exact and not limits.analysis):
                 solver_stop.set()
             worker.join()
             for f in unchain:
