@@ -23,6 +23,15 @@ def clean_line(raw: str, cut_comments: bool = False) -> str:
     return line.strip()
 
 
+def finite_float(text: str) -> float:
+    """A float that is neither inf nor nan (clocks and intervals must stay numbers a deadline
+    can be computed from); ValueError otherwise."""
+    v = float(text)
+    if not math.isfinite(v):
+        raise ValueError(f"not a finite number: {text!r}")
+    return v
+
+
 def depth_limits(depth: int) -> Limits:
     """NBoard ``set depth N`` for MCTS agents: a playout budget growing as 2000 * N^2
     (depth 1: 2 000, depth 10: 200 000, depth 20: 800 000, depth 60: 7 200 000)."""

@@ -29,6 +29,8 @@ from engine_server.game import (
     square_name,
 )
 
+from .common import finite_float
+
 KNOWN_TAGS = frozenset("GM PC DT PB PW RB RW TI TB TW TY BO B W RE CO KB KW KM".split())
 
 _TAG_RE = re.compile(r"\s*([A-Z]{1,2})\[([^\]]*)\]")
@@ -69,9 +71,9 @@ def parse_move_item(text: str) -> MoveItem:
     ev = tm = None
     try:
         if len(parts) > 1 and parts[1].strip():
-            ev = float(parts[1])
+            ev = finite_float(parts[1])
         if len(parts) > 2 and parts[2].strip():
-            tm = float(parts[2])
+            tm = max(0.0, finite_float(parts[2]))
     except ValueError:
         raise GgfError(f"bad eval/time in move {text!r}") from None
     if len(parts) > 3:
@@ -97,14 +99,15 @@ def _parse_clock(value: str) -> float:
     if not v:
         return 0.0
     days = 0.0
-    if "." in v.split(":")[0] and ":" in v:
-        d, v = v.split(".", 1)
-        days = float(d)
-    parts = v.split(":")
     try:
-        nums = [float(p) for p in parts]
+        if "." in v.split(":")[0] and ":" in v:
+            d, v = v.split(".", 1)
+            days = finite_float(d)
+        nums = [finite_float(p) for p in v.split(":")]
     except ValueError:
         raise GgfError(f"bad clock value {value!r}") from None
+    if days < 0 or any(n < 0 for n in nums):
+        raise GgfError(f"negative clock value {value!r}")
     if len(nums) > 3:
         raise GgfError(f"bad clock value {value!r}")
     secs = 0.0

@@ -34,7 +34,7 @@ from engine_server.search.timeman import (
 )
 from engine_server.session import SCORE_SECONDS, SearchJob, Session
 
-from .common import clean_line, lcb, move_text
+from .common import clean_line, finite_float, lcb, move_text
 
 log = get_logger("gtp")
 
@@ -52,6 +52,22 @@ COMMANDS = [
 
 class GtpError(Exception):
     """A command that fails: answered ``? message``."""
+
+
+def _clock_num(text: str) -> float:
+    """Seconds on a clock: finite and not negative."""
+    v = finite_float(text)
+    if v < 0:
+        raise ValueError(f"negative time {text!r}")
+    return v
+
+
+def _count(text: str) -> int:
+    """A stone or period count: a whole number, not negative (``5`` or ``5.0``)."""
+    v = finite_float(text)
+    if v < 0 or v != int(v) or v > 1_000_000:
+        raise ValueError(f"bad count {text!r}")
+    return int(v)
 
 
 def _color(text: str) -> Color:
@@ -105,6 +121,10 @@ class GtpHandler:
             return True
         except AgentSpecError as e:
             self._respond(cid, False, str(e))
+            return True
+        except Exception as e:  # a bug must still get an answer, or the controller waits
+            log.exception("command_failed", command=name)
+            self._respond(cid, False, f"internal error: {type(e).__name__}: {e}")
             return True
         if result is _STREAMING:
             return True
@@ -269,7 +289,7 @@ class GtpHandler:
 
     def cmd_time_settings(self, args, **_):
         try:
-            main, byo, stones = float(args[0]), float(args[1]), int(args[2])
+            main, byo, stones = _clock_num(args[0]), _clock_num(args[1]), _count(args[2])
         except (IndexError, ValueError):
             raise GtpError("syntax error: time_settings <main> <byo> <stones>") from None
         if byo == 0:
@@ -294,15 +314,15 @@ class GtpHandler:
             raise GtpError("syntax error: missing time kind")
         kind = args[0].lower()
         try:
-            nums = [float(a) for a in args[1:]]
+            nums = [_clock_num(a) for a in args[1:]]
             if kind == "none":
                 self._set_clocks(NONE, 0.0)
             elif kind == "absolute":
                 self._set_clocks(ABSOLUTE, nums[0])
             elif kind == "byoyomi":
-                self._set_clocks(BYOYOMI, nums[0], nums[1], int(nums[2]))
+                self._set_clocks(BYOYOMI, nums[0], nums[1], _count(args[3]))
             elif kind == "canadian":
-                self._set_clocks(CANADIAN, nums[0], nums[1], int(nums[2]))
+                self._set_clocks(CANADIAN, nums[0], nums[1], _count(args[3]))
             elif kind == "fischer" and kata:
                 self._set_clocks(FISCHER, nums[0], nums[1])
             else:
@@ -313,7 +333,7 @@ class GtpHandler:
 
     def cmd_time_left(self, args, **_):
         try:
-            color, secs, stones = _color(args[0]), float(args[1]), int(float(args[2]))
+            color, secs, stones = _color(args[0]), _clock_num(args[1]), _count(args[2])
         except (IndexError, ValueError):
             raise GtpError("syntax error: time_left <color> <time> <stones>") from None
         self.clocks[color].set_left(secs, stones)
@@ -422,7 +442,10 @@ class GtpHandler:
         while i < len(tokens):
             t = tokens[i].lower()
             if t == "interval" and i + 1 < len(tokens):
-                interval = float(tokens[i + 1])
+                try:
+                    interval = finite_float(tokens[i + 1])
+                except ValueError:
+                    raise GtpError(f"invalid analyze interval {tokens[i + 1]!r}") from None
                 i += 2
             elif t in ("minmoves", "maxmoves", "ownership", "ownershipstdev", "pvvisits",
                        "movesownership", "rootinfo", "pvedgevisits") and i + 1 < len(tokens):
@@ -431,7 +454,7 @@ class GtpHandler:
                 i += 4
             else:
                 try:
-                    interval = float(t)
+                    interval = finite_float(t)
                 except ValueError:
                     raise GtpError(f"invalid analyze argument {tokens[i]!r}") from None
                 i += 1
@@ -475,7 +498,8 @@ class GtpHandler:
         """One ``info`` line per move searched or proven, best first.  A proven move's win
         rate is its outcome (1, 0.5, 0) and its score is exact once solved."""
         parts = []
-        shown = [m for m in r.moves if m.visits > 0 or m.proven is not None or len(r.moves) == 1]
+        shown = [m for m in r.moves if m.visits > 0 or m.proven is not None
+                 or m.move == r.best_move]  # never an empty line: it would end the response
         if r.exact:  # solved: rank by exact margin (unsolved moves last)
             ranked = sorted(shown, key=lambda m: (m.move != r.best_move, not m.exact, -m.eval))
         else:

@@ -58,7 +58,11 @@ class NBoardHandler:
                 except Exception:
                     pass
             return True  # unknown lines are ignored silently
-        handler(rest, received)
+        try:
+            handler(rest, received)
+        except Exception as e:  # a bug must not cost the GUI its engine: report, go on
+            log.exception("command_failed", command=word)
+            self._status(f"internal error: {type(e).__name__}: {e}")
         return True
 
     def _status(self, text: str = "") -> None:
@@ -96,13 +100,14 @@ class NBoardHandler:
         try:
             rec = ggf.parse(text)
             game = rec.game()
+            tc = rec.time_control()  # before anything changes: a bad TI rejects the record
         except (ggf.GgfError, NotationError, IllegalMoveError, ValueError) as e:
             self._status(f"bad game: {e}")
             log.warning("bad_set_game", error=str(e))
             return
         self.session.set_game(game)
         self.times = [m.time for m in rec.moves]
-        self.tc = rec.time_control()
+        self.tc = tc
 
     def _cmd_move(self, rest: str, received: float) -> None:
         try:

@@ -8,6 +8,8 @@ never overrun.  The hard per-move cap (``--move-time``) always wins.
 
 from __future__ import annotations
 
+import math
+
 import time
 from dataclasses import dataclass, field
 
@@ -70,6 +72,10 @@ class TimeManager:
     def budget(self, clock: Clock | None, empties: int, cap: float | None) -> float | None:
         """Seconds for this move, or None when neither a clock nor a cap limits it."""
         planned = self._from_clock(clock, empties) if clock is not None else None
+        if planned is not None and not math.isfinite(planned):
+            planned = None  # a clock that is not a number cannot limit anything
+        if cap is not None and not math.isfinite(cap):
+            cap = None
         if cap is not None:
             planned = cap if planned is None else min(planned, cap)
         if planned is None:
