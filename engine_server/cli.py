@@ -81,16 +81,20 @@ def _precompile() -> int:
     import time
 
     from .agents import AGENTS, make_agent
-    from .game import Game
+    from .game import Game, Position
     from .search.limits import Limits
 
     t0 = time.monotonic()
     pos = Game.from_moves(["f5", "d6"]).position
+    # an endgame, so the root solver's kernels are compiled too (not at a game's first solve)
+    end = Position.from_string(
+        "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO--", "X")
     for name in AGENTS:
         for rules in ("standard", "reversed"):
-            agent = make_agent(name)
-            r = agent.search(pos.with_rules(rules), Limits(iterations=20))
-            agent.advance([r.best_move])
+            for p in (pos, end):
+                agent = make_agent(name)
+                r = agent.search(p.with_rules(rules), Limits(iterations=20))
+                agent.advance([r.best_move])
     get_logger("engine").info("precompiled", seconds=round(time.monotonic() - t0, 2))
     return 0
 

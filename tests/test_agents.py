@@ -318,8 +318,12 @@ def test_solver_choice_plays_a_proven_win_over_more_visited_moves():
 def test_solver_choice_plays_the_best_proven_margin_among_wins_and_the_least_bad_loss():
     from engine_server.search.driver import _solver_choice
 
+    links, stats = _hand_built_root([100, 3, 50], [(10, 10), (24, 24), (2, 20)])
+    assert _solver_choice(links, stats, 1, 3, 1) == 2      # +24 beats +10 and "+2 to +20"
+    # among wins that may still beat the best proven one, the search's pick stands
     links, stats = _hand_built_root([100, 3, 50], [(10, 10), (24, 24), (2, 64)])
-    assert _solver_choice(links, stats, 1, 3, 1) == 2      # +24 beats +10 and "+2 or more"
+    assert _solver_choice(links, stats, 1, 3, 1) == 3      # +10 is out; "+2 or more" is open
+    assert _solver_choice(links, stats, 1, 3, 2) == 2
     links, stats = _hand_built_root([100, 3, 50], [(-30, -30), (-4, -4), (-12, -12)])
     assert _solver_choice(links, stats, 1, 3, 1) == 2      # every move loses: lose by 4
     # a move no other can beat is played even when nothing wins

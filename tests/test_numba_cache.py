@@ -29,16 +29,22 @@ PROBE = textwrap.dedent(
     from engine_server.search import rollout as R
     from engine_server.search import tree as T
     from engine_server.search.limits import Limits
+    from engine_server.game import Position
+    from engine_server.search import endgame as EG
     pos = Game.from_moves(["f5", "d6"]).position
+    end = Position.from_string(
+        "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO--", "X")
     moves = {}
     for name in AGENTS:
         a = make_agent(name, seed=4)
         moves[name] = a.search(pos, Limits(iterations=50)).best_move
         a.advance([moves[name]])
     out["agents"] = moves
+    r = make_agent("best:threads=1", seed=4).search(end, Limits(iterations=50))
+    out["endgame"] = [r.best_move, r.lower, r.upper]
     kernels = [perft_bik, perft_edax, random_games_from_start, random_playout, bb.legal_moves,
                bb.final_score, T.run_batch, T.expand, T.init_root, T.copy_subtree,
-               T.count_subtree, R.choose_move]
+               T.count_subtree, R.choose_move, EG._table_move]
     stats = {k.py_func.__name__: (sum(k.stats.cache_hits.values()),
                                   sum(k.stats.cache_misses.values())) for k in kernels}
     print(json.dumps({"out": out, "stats": stats}))
@@ -56,5 +62,6 @@ def test_second_process_loads_cached_kernels():
     assert second["out"] == first["out"]
     assert second["out"]["bik"] == 8200 and second["out"]["edax"] == 8200
     assert len(second["out"]["agents"]) >= 9
+    assert second["out"]["endgame"] == [62, 18, 18]  # FFO #1: g8 wins by 18
     for name, (hits, misses) in second["stats"].items():
         assert misses == 0 and hits >= 1, (name, hits, misses)

@@ -43,6 +43,7 @@ ROOT_PARAMS = (
 )
 SEQUENTIAL_SHARE = 0.6     # of the time, for the solver before a single tree searches
 SEQUENTIAL_MAX = 10.0      # seconds: a long analysis still shows the tree's progress soon
+PREFERRED_WAIT = 0.05     # seconds the solver lets the tree search before asking its favourites
 FORCED_SECONDS = 0.05      # a forced move (or pass) waits this long at most for its value
 FORCED_NODES = 300_000
 
@@ -151,7 +152,8 @@ class RootSolvingAgent(Agent):
         t0 = time.monotonic()
         solve_deadline, nodes = self._solver_limits(deadline, t0, forced)
         proof = self.root_solver.run(position, solve_deadline, limits.stop, nodes,
-                                     all_moves=limits.analysis)
+                                     all_moves=limits.analysis,
+                                     preferred=lambda: self.tree.preferred_moves(position))
         if proof.exact or limits.stopped():
             # The tree only reports what it already knows (no iterations): the answer is in.
             inner = Limits(iterations=0, stop=limits.stop)
@@ -176,10 +178,16 @@ class RootSolvingAgent(Agent):
         unchain = [chain_stop(limits.stop, tree_stop), chain_stop(limits.stop, solver_stop)]
         proofs: list[RootProof] = []
 
+        def preferred() -> list[int]:
+            # the tree's favourites once it has searched a little (its root is synced first)
+            time.sleep(min(PREFERRED_WAIT, max(0.0, (deadline - time.monotonic()) / 4)))
+            return self.tree.preferred_moves(position)
+
         def solve() -> None:
             try:
                 proofs.append(self.root_solver.run(
-                    position, deadline, solver_stop, None, all_moves=limits.analysis))
+                    position, deadline, solver_stop, None, all_moves=limits.analysis,
+                    preferred=preferred))
             finally:
                 if proofs and proofs[0].exact:
                     tree_stop.set()  # the answer is in: the tree can stop

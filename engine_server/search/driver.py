@@ -212,6 +212,18 @@ class TreeSearch:
             frontier = nxt
         return None
 
+    def preferred_moves(self, position: Position) -> list[int]:
+        """The root moves by visits, most first, if the tree's root is ``position`` (else
+        none).  Safe to call while another thread searches: it only reads."""
+        if self.root_position != position:
+            return []
+        bbs, links, stats, meta = self._arrays
+        first, count = int(links[0, T.FIRST]), int(links[0, T.NCHILD])
+        if count <= 0:
+            return []
+        rows = sorted(range(first, first + count), key=lambda i: -stats[i, T.N])
+        return [int(links[i, T.MOVE]) for i in rows if stats[i, T.N] > 0]
+
     def _grow(self) -> bool:
         bbs, links, stats, meta = self._arrays
         cap = int(meta[T.CAPACITY])

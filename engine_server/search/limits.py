@@ -179,16 +179,24 @@ Candidate = tuple[int, float, float, float, float]
 def choose_under_bounds(candidates: list[Candidate], chosen: int) -> int:
     """The final choice once moves carry proven margin bounds (score-bounded MCTS-Solver).
 
-    A proven win is played, the one with the best proven margin; so is a move whose proven
-    margin no other move can beat.  Otherwise ``chosen`` (the search's own pick) stands unless
-    it is dominated (another move is proven at least as good) or a proven loss while some move
-    may still draw or win; then the most visited move left takes its place.
+    A move whose proven margin no other move can beat is played.  Otherwise, when some moves
+    are proven wins, the search's own pick ``chosen`` is played if it is one of them, else the
+    most visited of them (a win is never given up for an unproven move; among wins that may
+    still beat the best proven margin the search judges better than loose bounds).  Otherwise ``chosen`` stands unless it
+    is dominated (another move is proven at least as good) or a proven loss while some move may
+    still draw or win; then the most visited move left takes its place.
     """
     best_lo = max(c[1] for c in candidates)
     top = [c for c in candidates if c[1] == best_lo]
     rest_hi = max((c[2] for c in candidates if c[1] < best_lo), default=-65.0)
-    if best_lo > 0 or (best_lo > -64 and rest_hi <= best_lo):
+    if best_lo > -64 and rest_hi <= best_lo:
         return max(top, key=lambda c: (c[2], c[3], c[4]))[0]
+    # moves that cannot beat the best proven margin are out
+    wins = [c for c in candidates if c[1] > 0 and (c[2] > best_lo or c[1] == best_lo)]
+    if wins:
+        if any(c[0] == chosen for c in wins):
+            return chosen
+        return max(wins, key=lambda c: (c[3], c[4], c[1]))[0]
     open_ = [c for c in candidates if c[2] > best_lo or c[1] == best_lo]
     if any(c[2] >= 0 for c in open_):
         open_ = [c for c in open_ if c[2] >= 0]

@@ -28,6 +28,7 @@ from engine_server.game import PASS, Position
 from .endgame import DEFAULT_TABLE_BITS, Solver, WindowResult
 
 MAX = 64
+PREFERRED_CHECKS = 4   # favourites of the search checked for keeping a won root
 
 
 @dataclass
@@ -92,11 +93,15 @@ class RootSolver:
     def run(self, position: Position, deadline: float | None = None,
             stop: threading.Event | None = None, max_nodes: int | None = None,
             guess: float | None = None, all_moves: bool = False,
-            on_update: Callable[[RootProof], None] | None = None) -> RootProof:
+            on_update: Callable[[RootProof], None] | None = None,
+            preferred: Callable[[], list[int]] | None = None) -> RootProof:
         """Prove what fits before ``deadline`` / ``stop`` / ``max_nodes`` (total nodes).
 
         ``guess`` (a margin estimate, side to move's view) centres the aspiration windows;
-        ``all_moves`` goes on to the exact margin of every root move once the root is exact.
+        ``all_moves`` goes on to the exact margin of every root move once the root is exact;
+        ``preferred`` gives the search's favourite moves, best first: once the root is a proven
+        win, they are checked in that order until one is proven to win too, so the search's
+        judgement of the margin survives when the exact margin cannot be finished in time.
         """
         t0 = time.monotonic()
         proof = RootProof()
@@ -152,6 +157,26 @@ class RootSolver:
             publish()
             return self.snapshot()
         publish()
+        # 1b. a won root: which of the search's favourites keep the win
+        if preferred is not None and proof.lower > 0:
+            for m in preferred()[:PREFERRED_CHECKS]:
+                lo, hi = proof.moves.get(m, (-MAX, MAX))
+                if lo > 0:
+                    break
+                if hi <= 0 or m not in legal:
+                    continue
+                # the child's value <= -1 (ours >= 1) or >= 0 (ours <= 0): a null window
+                w = search(position.play(m), -1, 0)
+                if not w.finished:
+                    break
+                with self._lock:
+                    if w.value <= w.alpha:
+                        proof._move_bounds(m, -w.value, MAX)
+                    else:
+                        proof._move_bounds(m, -MAX, -w.value)
+                if w.value <= w.alpha:
+                    break
+            publish()
         # 2. the exact margin, by width-2 aspiration windows
         g = None if guess is None else int(round(guess / 2.0)) * 2
         while not (proof.lower == proof.upper and proof.move is not None):
