@@ -117,41 +117,38 @@ def _engine(*args: str) -> subprocess.Popen:
                             env=ENV, cwd=REPO)
 
 
-def _corpus(protocol: str, n: int, seed: int) -> list[str]:
+def _feed(protocol: str, seed: int, last: str, n: int = 300) -> tuple[list[str], list[str]]:
+    """(the fuzz lines, the engine's stdout lines) for ``n`` seeded fuzz lines and ``last``
+    piped into an engine process, which must exit cleanly at the end of its input."""
     rng = random.Random(seed)
     # one line each on a pipe: a newline inside a line would make two commands
-    return [fuzz_line(protocol, rng).replace("\n", " ") for _ in range(n)]
+    lines = [fuzz_line(protocol, rng).replace("\n", " ") for _ in range(n)]
+    proc = _engine("--protocol", protocol)
+    text = "\n".join(lines + [last]) + "\n"
+    out, err = proc.communicate(text.encode("utf-8", "surrogatepass"), timeout=200)
+    assert proc.returncode == 0, err[-2000:]
+    assert b"Traceback" not in err
+    return lines, out.decode("utf-8").split("\n")[:-1]
 
 
 @pytest.mark.timeout(240)
 def test_stdio_gtp_engine_survives_fuzz_and_stdout_holds_only_responses():
-    lines = _corpus("gtp", 300, 11)
-    proc = _engine("--protocol", "gtp")
-    text = "\n".join(lines + ["protocol_version"]) + "\n"
-    out, err = proc.communicate(text.encode("utf-8", "surrogatepass"), timeout=200)
-    assert proc.returncode == 0, err[-2000:]
-    stdout = out.decode("utf-8").split("\n")[:-1]
+    lines, stdout = _feed("gtp", 11, "protocol_version")
     count, heads, open_ = _gtp_responses(stdout)
     expected = sum(1 for line in lines if clean_line(line, cut_comments=True)) + 1
     assert count == expected and not open_
     assert heads[-1] == "= 2"
-    assert b"Traceback" not in err
 
 
 @pytest.mark.timeout(240)
 def test_stdio_nboard_engine_survives_fuzz_and_stdout_holds_only_nboard_lines():
-    lines = _corpus("nboard", 300, 12)
-    proc = _engine("--protocol", "nboard")
-    text = "\n".join(lines + ["ping 777"]) + "\n"
-    out, err = proc.communicate(text.encode("utf-8", "surrogatepass"), timeout=200)
-    assert proc.returncode == 0, err[-2000:]
-    stdout = [x for x in out.decode("utf-8").split("\n") if x]
+    _, stdout = _feed("nboard", 12, "ping 777")
+    stdout = [x for x in stdout if x]
     assert all(x.startswith(NBOARD_PREFIXES) for x in stdout), \
         [x for x in stdout if not x.startswith(NBOARD_PREFIXES)][:3]
     assert "pong 777" in stdout
     after = stdout[stdout.index("pong 777") + 1:]
     assert not any(x.startswith(("===", "search", "nodestats")) for x in after)
-    assert b"Traceback" not in err
 
 
 @pytest.mark.timeout(120)

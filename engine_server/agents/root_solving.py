@@ -197,7 +197,8 @@ class RootSolvingAgent(Agent):
         wrapped = None
         if progress is not None:
             wrapped = lambda r: progress(apply_proof(r, self.root_solver.snapshot()))  # noqa
-        inner = Limits(deadline=deadline, stop=tree_stop, analysis=limits.analysis)
+        inner = Limits(deadline=deadline, iterations=limits.iterations,
+                       playouts=limits.playouts, stop=tree_stop, analysis=limits.analysis)
         r = None
         try:
             r = self.inner.search(position, inner, wrapped, interval,  # type: ignore[call-arg]
