@@ -38,7 +38,7 @@ from .base import Agent, Param
 ROOT_PARAMS = (
     Param("root_solve", int, -1, "solve the root exactly at or below this many empties (-1: "
           "by the time per move, 20 at 1 s; 0: never)", min=-1, max=40),
-    Param("root_nodes", int, 5_000_000, "node budget of the root solver when the search has "
+    Param("root_nodes", int, 10_000_000, "node budget of the root solver when the search has "
           "no clock (iterations, playouts, NBoard depth)", min=1000),
 )
 SEQUENTIAL_SHARE = 0.6     # of the time, for the solver before a single tree searches
@@ -99,7 +99,7 @@ class RootSolvingAgent(Agent):
         self.inner = inner
         self.root_solver = RootSolver(table_bits)
         self.root_empties = int(params.get("root_solve", -1))
-        self.root_nodes = int(params.get("root_nodes", 5_000_000))
+        self.root_nodes = int(params.get("root_nodes", 10_000_000))
 
     # the inner agent's tree, for tests and tools that look inside
     @property

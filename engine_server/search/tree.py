@@ -56,6 +56,7 @@ TERMINAL = 1
 COMPLETE = 2  # min-max: this root child's principal line is finished
 SOLVED = 4    # the bounds LO and HI have met: the exact margin is known
 NOSOLVE = 8   # the endgame solver ran out of nodes here once: do not try again
+PROVEN_CHILD = 16  # some child has proven bounds (selection only then checks them)
 # meta
 NEXT_FREE, CAPACITY, ROOT, NO_EXPAND = 0, 1, 2, 3
 
@@ -315,6 +316,9 @@ def set_bounds(links, stats, node, lo, hi):
     stats[node, HI] = hi
     if lo == hi:
         links[node, FLAGS] |= SOLVED
+    p = links[node, PARENT]
+    if p >= 0:
+        links[p, FLAGS] |= PROVEN_CHILD
     return True
 
 
@@ -400,7 +404,7 @@ def select_child(bbs, links, stats, node, cfg, rng):
             if stats[i, N] < stats[best, N]:
                 best = i
         return best
-    solver = cfg[C_SOLVER] == 1.0
+    solver = cfg[C_SOLVER] == 1.0 and (links[node, FLAGS] & PROVEN_CHILD) != 0
     best_lo = _best_lo(stats, first, count) if solver else -MAX_MARGIN
     any_open = _any_open(stats, first, count) if solver else False
     if mode == SELECT_PUCT:
