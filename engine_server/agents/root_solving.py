@@ -37,7 +37,7 @@ from .base import Agent, Param
 
 ROOT_PARAMS = (
     Param("root_solve", int, -1, "solve the root exactly at or below this many empties (-1: "
-          "by the time per move, 20 at 1 s; 0: never)", min=-1, max=40),
+          "by the time per move, 23 at 1 s; 0: never)", min=-1, max=40),
     Param("root_nodes", int, 10_000_000, "node budget of the root solver when the search has "
           "no clock (iterations, playouts, NBoard depth)", min=1000),
 )
@@ -49,10 +49,15 @@ FORCED_NODES = 300_000
 
 
 def auto_empties(seconds: float | None) -> int:
-    """How many empties the solver takes on in ``seconds`` (20 at 1 s, +1.5 per doubling)."""
+    """How many empties the solver takes on in ``seconds``: 23 at 1 s, +1.5 per doubling.
+
+    That is about three empties above where the exact margin usually finishes in time: there
+    the win/draw/loss proof still does (and keeps the tree's move honest), which halved the
+    non-maximal moves at 19-20 empties at 0.35 s a move (docs/matches/root-solve-threshold.md).
+    """
     if seconds is None:
         return 20
-    return int(min(26, max(14, round(20 + 1.5 * math.log2(max(seconds, 1e-3))))))
+    return int(min(26, max(14, round(23 + 1.5 * math.log2(max(seconds, 1e-3))))))
 
 
 def apply_proof(result: SearchResult, proof: RootProof) -> SearchResult:
