@@ -52,11 +52,6 @@ def lcb(win_rate: float, visits: int) -> float:
     return max(0.0, win_rate - 1.96 * math.sqrt(max(win_rate * (1 - win_rate), 1e-9) / visits))
 
 
-def result_eval(result: SearchResult) -> float:
-    """Disc-margin estimate of the best move for the side to move (exact when solved)."""
-    return result.eval
-
-
 def depth_token(result: SearchResult, depth: int) -> str:
     """NBoard's depth field: ``100%`` for an exact solve, ``100%W`` for a win/draw/loss solve,
     else the set depth."""

@@ -505,8 +505,7 @@ class GtpHandler:
         else:
             ranked = sorted(shown, key=lambda m: (m.move != r.best_move, -m.visits, -m.eval))
         for order, m in enumerate(ranked):
-            pv = r.pv if m.move == r.best_move and r.pv[:1] == [m.move] else [m.move]
-            pv_text = " ".join(move_text(x) if x != PASS else "pass" for x in pv)
+            pv_text = " ".join(move_text(x) if x != PASS else "pass" for x in r.pv_for(m.move))
             wr = m.solved_win_rate
             low = wr if m.proven is not None else lcb(wr, m.visits)
             mv = move_text(m.move) if m.move != PASS else "pass"

@@ -17,7 +17,7 @@ from engine_server.search.timeman import ABSOLUTE, FISCHER, Clock, TimeManager
 from engine_server.session import SearchJob, Session
 
 from . import ggf
-from .common import clean_line, depth_limits, depth_token, move_text, result_eval
+from .common import clean_line, depth_limits, depth_token, move_text
 
 log = get_logger("nboard")
 
@@ -167,8 +167,8 @@ class NBoardHandler:
             moves.sort(key=lambda m: (m.move != best, -m.visits, -m.eval))
         lines = []
         for m in moves[:n]:
-            pv = result.pv if m.move == best and result.pv[:1] == [m.move] else [m.move]
-            lines.append(f"search {'-'.join(move_text(x) for x in pv)} {m.eval:.2f} 0 {token}")
+            pv = "-".join(move_text(x) for x in result.pv_for(m.move))
+            lines.append(f"search {pv} {m.eval:.2f} 0 {token}")
         return lines
 
     def _cmd_go(self, rest: str, received: float) -> None:
@@ -191,7 +191,7 @@ class NBoardHandler:
             elapsed = time.monotonic() - received
             wrote = self.out.write_for(
                 job, f"nodestats {r.nodes} {r.elapsed:.2f}",
-                f"=== {move_text(r.best_move)}/{result_eval(r):.2f}/{elapsed:.3f}", "status")
+                f"=== {move_text(r.best_move)}/{r.eval:.2f}/{elapsed:.3f}", "status")
             if wrote:
                 self.session.last_result = r
                 log.info("move", move=move_text(r.best_move), **r.summary())

@@ -219,7 +219,6 @@ class AgentPlayer(Player):
         return limits
 
     def genmove(self, turn: Turn) -> Reply:
-        from protocol.common import result_eval
 
         t0 = time.monotonic()
         game = turn.game
@@ -236,7 +235,7 @@ class AgentPlayer(Player):
         if r.best_move is None:
             raise PlayerProtocolError("agent returned no move")
         # Agents without a search (random play) have no evaluation to report.
-        ev = result_eval(r) if r.playouts > 0 and r.moves else None
+        ev = r.eval if r.playouts > 0 and r.moves else None
         return Reply(r.best_move, ev, {"playouts": r.playouts, "iterations": r.iterations})
 
 

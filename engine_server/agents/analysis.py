@@ -1,8 +1,9 @@
 """Retrograde analysis of a whole game (NBoard's ``analyze``): a value for every position.
 
 The endgame positions are solved from the end backwards, so the table fills with the last
-positions first and makes the earlier ones cheaper; values are reported in game order.  A position with few enough empties is solved exactly
-(the solver's value is what the GUI should show there); the others get a short search.  A
+positions first and makes the earlier ones cheaper; values are reported in game order.  A
+position with few enough empties is solved exactly (the solver's value is what the GUI should
+show there); the others get a short search.  A
 position whose side to move has a single legal move (a forced move or a pass) is valued through
 that move, since a search has nothing to choose there and would report no value.
 """

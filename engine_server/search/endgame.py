@@ -856,6 +856,6 @@ def solve_move_scores(position: Position) -> dict[int, int]:
     return default_solver().move_scores(position)
 
 
-__all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores", "solve_root", "default_solver",
-           "new_table", "new_control", "MODES", "NODES", "LIMIT", "ABORTED", "BEST",
-           "GENERATION", "SHALLOW"]
+__all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores", "solve_root",
+           "default_solver", "new_table", "new_control", "MODES", "NODES", "LIMIT", "ABORTED",
+           "BEST", "GENERATION", "SHALLOW"]

@@ -159,6 +159,11 @@ class SearchResult:
     def best_name(self) -> str:
         return "" if self.best_move is None else square_name(self.best_move)
 
+    def pv_for(self, move: int) -> list[int]:
+        """The principal variation starting with ``move``: the search's for its best move,
+        the move alone for the others."""
+        return self.pv if move == self.best_move and self.pv[:1] == [move] else [move]
+
     def pv_names(self) -> list[str]:
         return [square_name(m) for m in self.pv]
 
@@ -182,9 +187,10 @@ def choose_under_bounds(candidates: list[Candidate], chosen: int) -> int:
     A move whose proven margin no other move can beat is played.  Otherwise, when some moves
     are proven wins, the search's own pick ``chosen`` is played if it is one of them, else the
     most visited of them (a win is never given up for an unproven move; among wins that may
-    still beat the best proven margin the search judges better than loose bounds).  Otherwise ``chosen`` stands unless it
-    is dominated (another move is proven at least as good) or a proven loss while some move may
-    still draw or win; then the most visited move left takes its place.
+    still beat the best proven margin the search judges better than loose bounds).
+    Otherwise ``chosen`` stands unless it is dominated (another move is proven at least as
+    good) or a proven loss while some move may still draw or win; then the most visited move
+    left takes its place.
     """
     best_lo = max(c[1] for c in candidates)
     top = [c for c in candidates if c[1] == best_lo]

@@ -273,19 +273,6 @@ def _solvable(bbs, links, node, solve_k):
 
 
 @njit(cache=True, inline="always")
-def _sign(v):
-    return 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
-
-
-@njit(cache=True, inline="always")
-def _decided(stats, i):
-    """Win, draw or loss is proven for the mover into ``i`` (the exact margin may not be)."""
-    lo = stats[i, LO]
-    hi = stats[i, HI]
-    return lo > 0.0 or hi < 0.0 or (lo == 0.0 and hi == 0.0)
-
-
-@njit(cache=True, inline="always")
 def proven_z(stats, i):
     """The proven outcome of a decided node as a reward for the mover into it."""
     return 1.0 if stats[i, LO] > 0.0 else (-1.0 if stats[i, HI] < 0.0 else 0.0)
@@ -310,7 +297,7 @@ def set_bounds(links, stats, node, lo, hi):
     hi = min(hi, stats[node, HI])
     if lo == stats[node, LO] and hi == stats[node, HI]:
         return False
-    if lo > hi:  # both sides are proofs, so this cannot happen; keep the newer one
+    if lo > hi:  # both sides are proofs, so this cannot happen; keep the new lower bound
         lo = hi = min(max(lo, -MAX_MARGIN), MAX_MARGIN)
     stats[node, LO] = lo
     stats[node, HI] = hi
