@@ -33,10 +33,11 @@ def finite_float(text: str) -> float:
 
 
 def depth_limits(depth: int) -> Limits:
-    """NBoard ``set depth N`` for MCTS agents: a playout budget growing as 2000 * N^2
-    (depth 1: 2 000, depth 10: 200 000, depth 20: 800 000, depth 60: 7 200 000)."""
+    """NBoard ``set depth N``: the depth itself for alpha-beta agents, and for MCTS agents a
+    playout budget growing as 2000 * N^2 (depth 1: 2 000, depth 10: 200 000, depth 20:
+    800 000, depth 60: 7 200 000)."""
     d = max(1, min(int(depth), 60))
-    return Limits(playouts=2000 * d * d)
+    return Limits(playouts=2000 * d * d, depth=d)
 
 
 def move_text(move: int, upper: bool = True) -> str:

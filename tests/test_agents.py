@@ -14,7 +14,7 @@ from engine_server.search.limits import Limits
 
 from .solver_ref import move_scores
 
-TREE_AGENTS = ["shallow", "minmax", "ucb1", "uct", "ocba", "dk", "puct", "best"]
+TREE_AGENTS = ["shallow", "minmax", "ucb1", "uct", "ocba", "dk", "puct", "mcts"]
 
 # Black to move; a1 (corner) is the only winning move (+14), the three others lose.
 CORNER_WIN = Position.from_string(
@@ -134,7 +134,7 @@ def test_search_from_a_descendant_reuses_without_advance_and_unrelated_clears():
     assert agent.tree.nodes == 0
 
 
-@pytest.mark.parametrize("name", ["uct", "ucb1", "ocba", "dk", "puct", "shallow", "best"])
+@pytest.mark.parametrize("name", ["uct", "ucb1", "ocba", "dk", "puct", "shallow", "mcts"])
 def test_deadline_returns_promptly(name):
     agent = make_agent(name)
     agent.search(MIDGAME, Limits(iterations=5))
@@ -160,7 +160,7 @@ def _lead_the_first_child(agent, visits: float) -> int:
 
 
 def test_early_stop_answers_once_the_most_visited_move_cannot_be_caught():
-    agent = make_agent("best:threads=1,early_stop=on")
+    agent = make_agent("mcts:threads=1,early_stop=on")
     agent.search(MIDGAME, Limits(iterations=300))
     move = _lead_the_first_child(agent, 1e9)
     t0 = time.monotonic()
@@ -185,7 +185,7 @@ def test_early_stop_waits_while_the_lead_can_change_and_can_be_switched_off():
     assert _unassailable(links, stats, 1000, now - 1.0, now + 0.005)
     stats[first + 2, T.LO] = 2.0  # a proof may still change the solver's choice
     assert not _unassailable(links, stats, 1000, now - 1.0, now + 0.005)
-    off = make_agent("best:threads=1")  # off by default
+    off = make_agent("mcts:threads=1")  # off by default
     off.search(MIDGAME, Limits(iterations=300))
     _lead_the_first_child(off, 1e9)
     r = off.search(MIDGAME, Limits(time=0.3))
@@ -372,7 +372,7 @@ def test_a_root_solved_before_its_children_are_known_is_not_settled():
 def test_leaf_solver_proves_children_directly_and_keeps_batches_short():
     from engine_server.search import tree as T
 
-    agent = make_agent("best:threads=1,solve_empties=16,solve_nodes=200000,root_solve=0",
+    agent = make_agent("mcts:threads=1,solve_empties=16,solve_nodes=200000,root_solve=0",
                        seed=3)
     r = agent.search(FORCED_WIN, Limits(time=5.0))
     # each child: a win/draw/loss solve, then an exact one when the tree comes back to it
@@ -380,7 +380,7 @@ def test_leaf_solver_proves_children_directly_and_keeps_batches_short():
     # A budget too small for the position: the node is marked and searched as usual.
     ffo1 = Position.from_string(
         "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO--", "X")
-    agent = make_agent("best:threads=1,solve_empties=16,solve_nodes=100,root_solve=0", seed=3)
+    agent = make_agent("mcts:threads=1,solve_empties=16,solve_nodes=100,root_solve=0", seed=3)
     r = agent.search(ffo1, Limits(iterations=5))
     _, links, _, _ = agent.tree._arrays
     assert any(links[i, T.FLAGS] & T.NOSOLVE for i in range(1, r.tree_nodes))
@@ -404,7 +404,7 @@ def test_table_priors_scale_the_square_values_among_siblings():
     from engine_server.search import tree as T
     from engine_server.search.rollout import table_for
 
-    agent = make_agent("best:threads=1,bias=1")
+    agent = make_agent("mcts:threads=1,bias=1")
     pos = Game.from_moves(["f5", "d6", "c3", "d3", "c4"]).position
     r = agent.search(pos, Limits(iterations=1))
     table = table_for("valuemap", 0)

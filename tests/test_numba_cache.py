@@ -42,9 +42,15 @@ PROBE = textwrap.dedent(
     out["agents"] = moves
     r = make_agent("best:threads=1", seed=4).search(end, Limits(iterations=50))
     out["endgame"] = [r.best_move, r.lower, r.upper]
+    from engine_server.search import alphabeta as AB
+    r = make_agent("ab", seed=4).search(pos, Limits(depth=5))
+    out["ab"] = [r.best_move, r.eval]
+    r = make_agent("puct:eval=1", seed=4).search(pos, Limits(iterations=50))
+    out["puct_eval"] = r.best_move
     kernels = [perft_bik, perft_edax, random_games_from_start, random_playout, bb.legal_moves,
                bb.final_score, T.run_batch, T.expand, T.init_root, T.copy_subtree,
-               T.count_subtree, R.choose_move, EG._table_move]
+               T.count_subtree, R.choose_move, EG._table_move, AB.search_root, AB.table_move,
+               AB.known_children, T.set_priors]
     stats = {k.py_func.__name__: (sum(k.stats.cache_hits.values()),
                                   sum(k.stats.cache_misses.values())) for k in kernels}
     print(json.dumps({"out": out, "stats": stats}))

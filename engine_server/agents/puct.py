@@ -11,17 +11,19 @@ from engine_server.search import tree as T
 from engine_server.search.driver import Budget, TreeSearch, cfg_array, most_visits
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
-from .common import policy_id, rollout_param, table_maker
+from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker
 from .tree_agent import TreeAgent
 
 
 def _make(spec, p):
     cfg = lambda rules: cfg_array(select=T.SELECT_PUCT, explore=p["c_puct"], expand_at=0,
                                   descend=0, sims=1, policy=policy_id(p["rollout"]),
-                                  rules=rules)
+                                  rules=rules, eval=p["eval"],
+                                  eval_scale=p["eval_scale"])
     budget = lambda pos: Budget(iterations=p["iterations"])
     return TreeAgent(spec, p, TreeSearch("puct", cfg, table_maker(p["rollout"]), p["seed"],
-                                         budget, most_visits, p["memory"] << 20))
+                                         budget, most_visits, p["memory"] << 20,
+                                         make_weights=weights_maker()))
 
 
 PUCT = AgentInfo(
@@ -29,4 +31,4 @@ PUCT = AgentInfo(
     "PUCT selection, leaf value from one rollout, uniform priors",
     (Param("c_puct", float, 1.5, "PUCT exploration constant", min=0.0),
      Param("iterations", int, 800, "iterations when no limit is given", min=1),
-     rollout_param("random")) + COMMON_PARAMS + TREE_PARAMS, _make)
+     rollout_param("random")) + eval_params() + COMMON_PARAMS + TREE_PARAMS, _make)

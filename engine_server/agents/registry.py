@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .ab import AB, BEST
 from .base import Agent, AgentInfo, AgentSpecError
-from .best import BEST
+from .mcts import MCTS
 from .dk import DK
 from .ocba import OCBA
 from .playout_agents import PSEUDO_RANDOM, RANDOM
@@ -15,7 +16,7 @@ from .uct import UCT
 
 AGENTS: dict[str, AgentInfo] = {a.name: a for a in
                                 (RANDOM, PSEUDO_RANDOM, SHALLOW, MINMAX, UCB1, UCT, OCBA, DK,
-                                 PUCT, BEST)}
+                                 PUCT, MCTS, AB, BEST)}
 
 DEFAULT_AGENT = "best"
 # For judges that forbid threads or count CPU time per process (CS303, Botzone).

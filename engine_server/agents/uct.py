@@ -8,7 +8,7 @@ from engine_server.search import tree as T
 from engine_server.search.driver import Budget, TreeSearch, cfg_array, most_visits
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
-from .common import policy_id, rollout_param, table_maker
+from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker
 from .root_solving import ROOT_PARAMS
 
 
@@ -20,10 +20,12 @@ def _make(spec, p):
     cfg = lambda rules: cfg_array(select=T.SELECT_UCB1, explore=p["c"], logk=logk,
                                   q01=1 if reward == T.REWARD_WIN else 0, expand_at=0,
                                   sim_all=1, reward=reward, policy=policy_id(p["rollout"]),
-                                  rules=rules, solver=1 if p["solver"] else 0)
+                                  rules=rules, solver=1 if p["solver"] else 0, eval=p["eval"],
+                                  eval_scale=p["eval_scale"])
     budget = lambda pos: Budget(iterations=p["iterations"])
     agent = TreeAgent(spec, p, TreeSearch("uct", cfg, table_maker(p["rollout"]), p["seed"],
-                                          budget, most_visits, p["memory"] << 20))
+                                          budget, most_visits, p["memory"] << 20,
+                                          make_weights=weights_maker()))
     if p["solver"] and p["root_solve"] != 0:
         from .root_solving import RootSolvingAgent
 
@@ -46,4 +48,4 @@ UCT = AgentInfo(
      Param("solver", bool, False, "score-bounded MCTS-Solver back-ups and an exact root "
            "solver in the endgame: play proven wins, the best exact margin once the root is "
            "solved, avoid proven losses (not in the paper)"))
-    + ROOT_PARAMS + COMMON_PARAMS + TREE_PARAMS, _make)
+    + eval_params() + ROOT_PARAMS + COMMON_PARAMS + TREE_PARAMS, _make)

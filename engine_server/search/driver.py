@@ -79,6 +79,10 @@ class Budget:
     playouts: int | None = None
 
 
+# a placeholder for agents without the evaluation (never read while cfg C_EVAL is 0)
+_NO_WEIGHTS = np.zeros((1, 1), np.int32)
+
+
 class TreeSearch:
     """One search tree plus the loop that grows it.  Not thread-safe: one search at a time."""
 
@@ -88,12 +92,16 @@ class TreeSearch:
                  final_choice: FinalChoice = most_visits,
                  memory: int = DEFAULT_MEMORY,
                  move_extras: Callable[[np.ndarray, np.ndarray, int, Position], dict] | None = None,
-                 early_stop: bool = False):
+                 early_stop: bool = False,
+                 make_weights: Callable[[int], np.ndarray] | None = None):
         if memory < 1 << 20:
             raise ValueError(f"memory cap must be at least 1 MiB, got {memory} bytes")
         self.name = name
         self._make_cfg = make_cfg
         self._make_table = make_table
+        # pattern-evaluation weights for leaf values and priors (cfg C_EVAL > 0)
+        self._make_weights = make_weights
+        self._weights = _NO_WEIGHTS
         self.rng = bb.make_rng(seed)
         self._default_budget = default_budget
         self._final = final_choice
@@ -252,6 +260,10 @@ class TreeSearch:
             self._cfg = self._make_cfg(int(position.rules))
             self._table = self._make_table(int(position.rules))
             self._cfg_rules = int(position.rules)
+            if self._cfg[T.C_EVAL] > 0:
+                if self._make_weights is None:
+                    raise ValueError(f"{self.name}: eval > 0 needs evaluation weights")
+                self._weights = self._make_weights(int(position.rules))
         cfg, table = self._cfg, self._table
         if cfg[T.C_SOLVE_EMPTIES] > 0 and self._solver_arrays[0].shape[0] < 1 << 10:
             self._solver_arrays = (EG.new_table(SOLVER_TABLE_BITS), EG.new_control())
@@ -261,8 +273,8 @@ class TreeSearch:
                 self._grow()
                 bbs, links, stats, meta = self._arrays
                 T.expand(bbs, links, stats, meta, 0)
-        if cfg[T.C_BIAS] > 0:
-            T.table_priors(links, stats, 0, table)
+        if cfg[T.C_BIAS] > 0 or (cfg[T.C_EVAL] > 0 and cfg[T.C_SELECT] == T.SELECT_PUCT):
+            T.set_priors(bbs, links, stats, 0, cfg, table, self._weights)
         count = int(links[0, T.NCHILD])
         if count == 0:  # game over: nothing to play
             return self._result(position, 0, 0, t0, "done", False)
@@ -304,7 +316,8 @@ class TreeSearch:
                 tb = time.monotonic()
                 bbs, links, stats, meta = self._arrays
                 done_i, done_p, status = T.run_batch(bbs, links, stats, meta, cfg, table,
-                                                     self.rng, n, po_left, *self._solver_arrays)
+                                                     self.rng, n, po_left, *self._solver_arrays,
+                                                     self._weights)
                 dt = time.monotonic() - tb
                 iters += done_i
                 playouts += done_p
@@ -398,6 +411,7 @@ def cfg_array(**values: float) -> np.ndarray:
     cfg[T.C_SIMS] = 1
     cfg[T.C_EXPLORE] = math.sqrt(2)
     cfg[T.C_LOGK] = 1
+    cfg[T.C_EVAL_SCALE] = 8.0
     for k, v in values.items():
         cfg[getattr(T, "C_" + k.upper())] = v
     return cfg

@@ -25,18 +25,21 @@ class Limits:
     iterations: int | None = None
     playouts: int | None = None
     stop: threading.Event | None = None
+    # Search depth in plies for depth-first agents (NBoard's ``set depth``); tree agents
+    # ignore it and use the other budgets.
+    depth: int | None = None
     # An analysis (hints, lz-analyze) wants every move's value, not only the best move's.
     analysis: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("time", "iterations", "playouts"):
+        for name in ("time", "iterations", "playouts", "depth"):
             v = getattr(self, name)
             if v is not None and v < 0:
                 raise ValueError(f"limit {name} must be >= 0, got {v}")
 
     def has_budget(self) -> bool:
         return any(v is not None for v in (self.time, self.deadline, self.iterations,
-                                           self.playouts))
+                                           self.playouts, self.depth))
 
     def absolute_deadline(self, start: float) -> float | None:
         d = self.deadline
@@ -124,6 +127,7 @@ class SearchResult:
     agent: str = ""
     final: bool = True             # False for progress reports
     solver_nodes: int = 0          # nodes of the root endgame solver (beside the playouts)
+    search_nodes: int = 0          # nodes of a depth-first (alpha-beta) search
     # Proven bounds of the root's final disc margin (side to move's view); equal when solved.
     lower: int = -64
     upper: int = 64
@@ -153,7 +157,7 @@ class SearchResult:
     @property
     def nodes(self) -> int:
         """Work done: playouts plus endgame-solver nodes (NBoard's ``nodestats``)."""
-        return self.playouts + self.solver_nodes
+        return self.playouts + self.solver_nodes + self.search_nodes
 
     @property
     def best_name(self) -> str:
@@ -172,7 +176,8 @@ class SearchResult:
                 "iterations": self.iterations, "playouts": self.playouts,
                 "elapsed": round(self.elapsed, 4), "reused": round(self.reused_fraction, 4),
                 "nodes": self.tree_nodes, "stopped_by": self.stopped_by,
-                "solver_nodes": self.solver_nodes, "bounds": [self.lower, self.upper]}
+                "solver_nodes": self.solver_nodes, "search_nodes": self.search_nodes,
+                "bounds": [self.lower, self.upper]}
 
 
 ProgressCallback = Callable[[SearchResult], None]

@@ -41,6 +41,8 @@ from engine_server.game.bitboard import (
     S32,
 )
 
+from engine_server.eval.features import evaluate_raw
+
 from .endgame import ABORTED, LIMIT, NODES, solve_root
 from .rollout import rollout
 
@@ -83,7 +85,9 @@ C_SOLVER = 16       # 1: score-bounded MCTS-Solver back-ups (proven wins chosen,
 C_SOLVE_EMPTIES = 17  # endgame solve at leaves with at most this many empties (0: off)
 C_SOLVE_NODES = 18    # node budget of one endgame solve inside a batch
 C_BIAS = 19           # progressive bias: UCB1 adds BIAS * prior / (n + 1), priors from the table
-N_CFG = 20
+C_EVAL = 20           # share of the pattern evaluation in a leaf's value (0: rollouts only)
+C_EVAL_SCALE = 21     # discs of evaluation per unit of tanh (the value's steepness)
+N_CFG = 22
 
 SELECT_UCB1 = 0
 SELECT_OCBA = 1
@@ -203,12 +207,64 @@ def _reward(mine, theirs, cfg):
 
 
 @njit(cache=True)
-def simulate(bbs, node, cfg, table, rng):
-    """One rollout from ``node``: ``(z, margin)`` for the player who moved into ``node``."""
+def _eval_value(P, O, cfg, W):
+    """``(z, margin)`` of the pattern evaluation for the side to move at (P, O)."""
+    margin = evaluate_raw(P, O, W) / 64.0
+    if cfg[C_REWARD] == REWARD_RATIO:
+        z = min(1.0, max(-1.0, margin / 64.0))
+    else:
+        z = math.tanh(margin / cfg[C_EVAL_SCALE])
+    return z, margin
+
+
+@njit(cache=True)
+def simulate(bbs, node, cfg, table, rng, W):
+    """One leaf value for ``node``: ``(z, margin)`` for the player who moved into ``node``.
+
+    A rollout, the pattern evaluation, or a mix of the two (``cfg[C_EVAL]``)."""
+    lam = cfg[C_EVAL]
+    if lam >= 1.0:
+        z, margin = _eval_value(bbs[node, 0], bbs[node, 1], cfg, W)
+        return -z, -margin
     mine, theirs = rollout(bbs[node, 0], bbs[node, 1], np.int64(cfg[C_POLICY]),
                            np.int64(cfg[C_RULES]), table, rng)
     z, margin = _reward(mine, theirs, cfg)
+    if lam > 0.0:
+        ze, me = _eval_value(bbs[node, 0], bbs[node, 1], cfg, W)
+        z = lam * ze + (1.0 - lam) * z
+        margin = lam * me + (1.0 - lam) * margin
     return -z, -margin
+
+
+@njit(cache=True)
+def eval_priors(bbs, links, stats, node, cfg, W):
+    """Children's priors from the pattern evaluation: a softmax over the children's values
+    (for the side to move at ``node``) at ``C_EVAL_SCALE`` discs per unit."""
+    first = links[node, FIRST]
+    count = links[node, NCHILD]
+    if count <= 0:
+        return
+    best = -1e18
+    for i in range(first, first + count):
+        v = -evaluate_raw(bbs[i, 0], bbs[i, 1], W) / 64.0
+        stats[i, PRIOR] = v
+        best = max(best, v)
+    total = 0.0
+    for i in range(first, first + count):
+        e = math.exp((stats[i, PRIOR] - best) / cfg[C_EVAL_SCALE])
+        stats[i, PRIOR] = e
+        total += e
+    for i in range(first, first + count):
+        stats[i, PRIOR] /= total
+
+
+@njit(cache=True)
+def set_priors(bbs, links, stats, node, cfg, table, W):
+    """Priors of a freshly expanded node: from the evaluation when it is on, else the table."""
+    if cfg[C_EVAL] > 0.0:
+        eval_priors(bbs, links, stats, node, cfg, W)
+    else:
+        table_priors(links, stats, node, table)
 
 
 @njit(cache=True, inline="always")
@@ -535,7 +591,7 @@ def _minmax_backup(links, stats, target, top, root, z, margin):
 
 
 @njit(cache=True)
-def _minmax_iteration(bbs, links, stats, meta, cfg, table, rng):
+def _minmax_iteration(bbs, links, stats, meta, cfg, table, rng, W):
     """One step of seed 000 Alg. 3.3 on the tree.  Returns (playouts, status)."""
     root = meta[ROOT]
     top = _minmax_pick_root_child(links, stats, root)
@@ -560,7 +616,7 @@ def _minmax_iteration(bbs, links, stats, meta, cfg, table, rng):
                 target = i
                 break
         if target >= 0:
-            z, margin = simulate(bbs, target, cfg, table, rng)
+            z, margin = simulate(bbs, target, cfg, table, rng, W)
             _minmax_backup(links, stats, target, top, root, z, margin)
             return 1, STATUS_OK
         # every child sampled n times: the mover expands its best child (max for us, min for
@@ -604,7 +660,7 @@ def _solve_leaf(bbs, links, stats, node, rules, budget, tt, ctl):
 
 
 @njit(cache=True, nogil=True)
-def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts, tt, ctl):
+def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts, tt, ctl, W):
     """Run up to ``max_iters`` iterations / ``max_playouts`` playouts.
 
     ``tt``/``ctl`` are the endgame solver's table and control array (used when
@@ -625,9 +681,11 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
     solve_nodes = np.int64(cfg[C_SOLVE_NODES])
     rules = np.int64(cfg[C_RULES])
     bias = cfg[C_BIAS]
+    # priors at expansion: progressive bias always, PUCT when the evaluation gives them
+    use_priors = bias > 0.0 or (cfg[C_EVAL] > 0.0 and mode == SELECT_PUCT)
     while iters < max_iters and playouts < max_playouts:
         if mode == SELECT_MINMAX:
-            p, status = _minmax_iteration(bbs, links, stats, meta, cfg, table, rng)
+            p, status = _minmax_iteration(bbs, links, stats, meta, cfg, table, rng, W)
             if status != STATUS_OK:
                 return iters, playouts, status
             playouts += p
@@ -650,8 +708,8 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
                     break
                 if not expand(bbs, links, stats, meta, node):
                     return iters, playouts, STATUS_FULL
-                if bias > 0.0:
-                    table_priors(links, stats, node, table)
+                if use_priors:
+                    set_priors(bbs, links, stats, node, cfg, table, W)
                 if links[node, FLAGS] & TERMINAL:
                     break
                 if sim_all or not descend:
@@ -691,7 +749,7 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
             first = links[node, FIRST]
             for i in range(first, first + links[node, NCHILD]):
                 if stats[i, N] == 0.0:
-                    z, margin = simulate(bbs, i, cfg, table, rng)
+                    z, margin = simulate(bbs, i, cfg, table, rng, W)
                     backup(links, stats, i, z, margin, 0.0, root)
                     playouts += 1
                     if solver and _is_terminal(bbs, i):
@@ -702,7 +760,7 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
             continue
         mobility = float(popcount(legal_moves(bbs[node, 0], bbs[node, 1])))
         for _ in range(sims):
-            z, margin = simulate(bbs, node, cfg, table, rng)
+            z, margin = simulate(bbs, node, cfg, table, rng, W)
             backup(links, stats, node, z, margin, mobility, root)
             playouts += 1
         iters += 1

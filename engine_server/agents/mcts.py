@@ -1,4 +1,5 @@
-"""``best``: our strongest agent, assembled from what measurably helped (docs/best-agent.md).
+"""``mcts``: our strongest tree agent (it was ``best`` until the alpha-beta agent beat it;
+docs/best-agent.md has the matches behind each choice).
 
 UCT with full expansion (seed 001's tree policy), score-bounded MCTS-Solver back-ups, an
 endgame solve at leaves with few empties, tree reuse, root parallelism over ``threads`` trees
@@ -14,7 +15,7 @@ from engine_server.search import tree as T
 from engine_server.search.driver import Budget, TreeSearch, cfg_array, most_visits
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
-from .common import policy_id, rollout_param, table_maker
+from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker
 from .parallel import ParallelAgent
 from .root_solving import ROOT_PARAMS, RootSolvingAgent
 
@@ -24,26 +25,29 @@ def _make(spec, p):
         return cfg_array(select=T.SELECT_UCB1, explore=p["c"], logk=2.0, q01=1, expand_at=0,
                          sim_all=1, reward=T.REWARD_WIN, policy=policy_id(p["rollout"]),
                          rules=rules, solver=1, solve_empties=p["solve_empties"],
-                         solve_nodes=p["solve_nodes"], bias=p["bias"])
+                         solve_nodes=p["solve_nodes"], bias=p["bias"], eval=p["eval"],
+                                  eval_scale=p["eval_scale"])
 
     threads = p["threads"] or max(1, min(4, os.cpu_count() or 1))
     budget = lambda pos: Budget(iterations=p["iterations"])
     memory = (p["memory"] << 20) // threads
 
     def make_tree(j: int) -> TreeSearch:
-        return TreeSearch("best", cfg, table_maker(p["rollout"]), p["seed"] * 7919 + j, budget,
-                          most_visits, memory, early_stop=p["early_stop"])
+        return TreeSearch("mcts", cfg, table_maker(p["rollout"]), p["seed"] * 7919 + j, budget,
+                          most_visits, memory, early_stop=p["early_stop"],
+                          make_weights=weights_maker())
 
     choose = None
     if p["knowledge"]:
         from .dk import knowledge_choice
         choose = knowledge_choice
-    return RootSolvingAgent(ParallelAgent(spec, p, make_tree, threads, "best", choose), spec, p)
+    return RootSolvingAgent(ParallelAgent(spec, p, make_tree, threads, "mcts", choose), spec, p)
 
 
-BEST = AgentInfo(
-    "best", "ours: seed 001 UCT + MCTS-Solver + exact endgame + root parallelism",
-    "the strongest agent we have; see docs/best-agent.md for the matches behind each choice",
+MCTS = AgentInfo(
+    "mcts", "ours: seed 001 UCT + MCTS-Solver + exact endgame + root parallelism",
+    "our strongest tree search (``best`` before the learned evaluation); see "
+    "docs/best-agent.md for the matches behind each choice",
     (Param("c", float, 0.4, "UCT exploration constant (c*sqrt(2 ln N / n))", min=0.0),
      rollout_param("valuemap"),
      Param("threads", int, 0, "trees searched in parallel (0: one per core, at most 4)",
@@ -60,4 +64,4 @@ BEST = AgentInfo(
            "catch the most-visited one (off: at a fixed time per move it lost 6-13 to full "
            "searches, docs/best-agent.md)"),
      Param("iterations", int, 20000, "iterations per tree when no limit is given", min=1))
-    + ROOT_PARAMS + COMMON_PARAMS + TREE_PARAMS, _make)
+    + eval_params() + ROOT_PARAMS + COMMON_PARAMS + TREE_PARAMS, _make)

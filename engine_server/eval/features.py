@@ -1,0 +1,251 @@
+"""Pattern features of a position and the linear evaluation over them (numba, ``cache=True``).
+
+The evaluation is the one every strong Othello program since Logistello uses: a sum of weights
+looked up by the configuration of small groups of squares ("patterns"), one weight table per
+game stage, fitted to game results (see ``training/patterns.py``).
+
+Patterns (Logistello's set, also Edax's core): ``edge+2X`` (a row-1 edge with b2 and g2: who
+owns the X-squares decides whether a corner falls), the ``3x3`` and ``2x5`` corner blocks
+(corner stability and the regions next to it), the straight lines 2, 3 and 4 (access to the
+edges, walls), and the diagonals of length 8 to 4 (corner access along the diagonal).  Beside
+them, the numbers of legal moves of each side (mobility, the midgame's main positional idea) as
+two small tables and a constant per stage.
+
+Symmetry: each pattern is defined once, on the top-left of the board, and read on all eight
+symmetric images of the position (the dihedral group of the square).  The images of the
+position under any symmetry are the same eight boards in another order, so the evaluation is
+exactly invariant (the weights are integers: no rounding-order differences).  Patterns with
+their own symmetry (an edge read left-to-right and right-to-left) are counted twice, which only
+doubles their learned weights.
+
+Digits: an empty square counts 0, the side to move's disc 1, the opponent's 2; a pattern's
+index is the base-3 number of its squares' digits, first square least significant.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from engine_server.game.bitboard import U, legal_moves, popcount
+
+# pattern ids and sizes (number of configurations)
+EDGE2X, CORNER33, CORNER25, LINE2, LINE3, LINE4, DIAG8, DIAG7, DIAG6, DIAG5, DIAG4, \
+    MOB_OWN, MOB_OPP, BIAS = range(14)
+NAMES = ("edge+2X", "corner3x3", "corner2x5", "line2", "line3", "line4", "diag8", "diag7",
+         "diag6", "diag5", "diag4", "mobility", "opp-mobility", "bias")
+SIZES = np.array([3 ** 10, 3 ** 9, 3 ** 10, 3 ** 8, 3 ** 8, 3 ** 8, 3 ** 8, 3 ** 7, 3 ** 6,
+                  3 ** 5, 3 ** 4, 32, 32, 1], dtype=np.int64)
+OFFSETS = np.concatenate([[0], np.cumsum(SIZES)[:-1]]).astype(np.int64)
+N_WEIGHTS = int(SIZES.sum())
+N_PATTERNS = 11                          # read on each of the 8 images
+N_FEATURES = 8 * N_PATTERNS + 3          # indices per position (two mobilities and the bias)
+
+N_STAGES = 15
+PLIES_PER_STAGE = 4
+WEIGHT_SCALE = 64                        # weights are stored in 1/64 disc
+
+
+@njit(cache=True)
+def stage_of(empties):
+    """Game stage of a position with ``empties`` empty squares: 4 plies per stage."""
+    s = (60 - empties) // PLIES_PER_STAGE
+    if s < 0:
+        return 0
+    if s >= N_STAGES:
+        return N_STAGES - 1
+    return s
+
+
+def _ternary_table(bits: int) -> np.ndarray:
+    t = np.zeros(1 << bits, dtype=np.int64)
+    for b in range(1 << bits):
+        t[b] = sum(3 ** k for k in range(bits) if b >> k & 1)
+    return t
+
+
+_T = _ternary_table(8)
+
+# symmetry constants
+_K1 = U(0x00FF00FF00FF00FF)
+_K2 = U(0x0000FFFF0000FFFF)
+_H1 = U(0x5555555555555555)
+_H2 = U(0x3333333333333333)
+_H4 = U(0x0F0F0F0F0F0F0F0F)
+_D1 = U(0x5500550055005500)
+_D2 = U(0x3333000033330000)
+_D4 = U(0x0F0F0F0F00000000)
+_B = U(0xFF)
+_GATHER = U(0x0101010101010101)
+_DIAG_MASKS = np.array([sum(1 << (9 * j + 8 - L) for j in range(L)) for L in (8, 7, 6, 5, 4)],
+                       dtype=np.uint64)
+
+
+@njit(cache=True, inline="always")
+def flip_vertical(x):
+    """Rows 1..8 reversed (a1 <-> a8)."""
+    x = ((x >> U(8)) & _K1) | ((x & _K1) << U(8))
+    x = ((x >> U(16)) & _K2) | ((x & _K2) << U(16))
+    return (x >> U(32)) | (x << U(32))
+
+
+@njit(cache=True, inline="always")
+def mirror_horizontal(x):
+    """Columns a..h reversed (a1 <-> h1)."""
+    x = ((x >> U(1)) & _H1) | ((x & _H1) << U(1))
+    x = ((x >> U(2)) & _H2) | ((x & _H2) << U(2))
+    return ((x >> U(4)) & _H4) | ((x & _H4) << U(4))
+
+
+@njit(cache=True, inline="always")
+def transpose(x):
+    """Reflection in the a1-h8 diagonal (b1 <-> a2)."""
+    t = _D4 & (x ^ (x << U(28)))
+    x ^= t ^ (t >> U(28))
+    t = _D2 & (x ^ (x << U(14)))
+    x ^= t ^ (t >> U(14))
+    t = _D1 & (x ^ (x << U(7)))
+    x ^= t ^ (t >> U(7))
+    return x
+
+
+@njit(cache=True)
+def symmetry(x, k):
+    """Image of bitboard ``x`` under symmetry ``k`` (0..7; 0 is the identity)."""
+    if k & 1:
+        x = flip_vertical(x)
+    if k & 2:
+        x = mirror_horizontal(x)
+    if k & 4:
+        x = transpose(x)
+    return x
+
+
+@njit(cache=True, inline="always")
+def _tri(T, p, o):
+    return T[p] + 2 * T[o]
+
+
+@njit(cache=True, inline="always")
+def _image_indices(p, o, T, DM, out, base):
+    """Indices (offsets included) of the 11 patterns read on one image, at out[base:base+11]."""
+    p0 = np.int64(p & _B)
+    o0 = np.int64(o & _B)
+    p1 = np.int64((p >> U(8)) & _B)
+    o1 = np.int64((o >> U(8)) & _B)
+    p2 = np.int64((p >> U(16)) & _B)
+    o2 = np.int64((o >> U(16)) & _B)
+    p3 = np.int64((p >> U(24)) & _B)
+    o3 = np.int64((o >> U(24)) & _B)
+    xp = np.int64(((p >> U(9)) & U(1)) | ((p >> U(13)) & U(2)))
+    xo = np.int64(((o >> U(9)) & U(1)) | ((o >> U(13)) & U(2)))
+    out[base + 0] = _tri(T, p0, o0) + 6561 * _tri(T, xp, xo)
+    out[base + 1] = (_tri(T, p0 & 7, o0 & 7) + 27 * _tri(T, p1 & 7, o1 & 7)
+                     + 729 * _tri(T, p2 & 7, o2 & 7)) + 59049
+    out[base + 2] = _tri(T, p0 & 31, o0 & 31) + 243 * _tri(T, p1 & 31, o1 & 31) + 78732
+    out[base + 3] = _tri(T, p1, o1) + 137781
+    out[base + 4] = _tri(T, p2, o2) + 144342
+    out[base + 5] = _tri(T, p3, o3) + 150903
+    off = 157464
+    for j in range(5):
+        m = DM[j]
+        s = U(j)
+        dp = np.int64((((p & m) * _GATHER) >> U(56)) >> s)
+        do = np.int64((((o & m) * _GATHER) >> U(56)) >> s)
+        out[base + 6 + j] = _tri(T, dp, do) + off
+        off += 6561 // (3 ** j)
+
+
+@njit(cache=True)
+def feature_indices(P, O, out):
+    """The N_FEATURES weight indices of position (P, O) into ``out`` (int64 array)."""
+    T = _T
+    DM = _DIAG_MASKS
+    for k in range(8):
+        _image_indices(symmetry(P, k), symmetry(O, k), T, DM, out, k * N_PATTERNS)
+    mo = popcount(legal_moves(P, O))
+    mt = popcount(legal_moves(O, P))
+    out[88] = OFF_MOB_OWN + min(mo, 31)
+    out[89] = OFF_MOB_OPP + min(mt, 31)
+    out[90] = OFF_BIAS
+
+
+OFF_MOB_OWN = int(OFFSETS[MOB_OWN])
+OFF_MOB_OPP = int(OFFSETS[MOB_OPP])
+OFF_BIAS = int(OFFSETS[BIAS])
+
+
+@njit(cache=True)
+def evaluate_raw(P, O, W):
+    """Evaluation of (P, O) for the side to move in 1/WEIGHT_SCALE disc (``W``: int16 or
+    int32 array [N_STAGES, N_WEIGHTS])."""
+    e = 64 - popcount(P | O)
+    w = W[stage_of(e)]
+    T = _T
+    DM = _DIAG_MASKS
+    s = np.int64(0)
+    for k in range(8):
+        p = symmetry(P, k)
+        o = symmetry(O, k)
+        p0 = np.int64(p & _B)
+        o0 = np.int64(o & _B)
+        p1 = np.int64((p >> U(8)) & _B)
+        o1 = np.int64((o >> U(8)) & _B)
+        p2 = np.int64((p >> U(16)) & _B)
+        o2 = np.int64((o >> U(16)) & _B)
+        p3 = np.int64((p >> U(24)) & _B)
+        o3 = np.int64((o >> U(24)) & _B)
+        xp = np.int64(((p >> U(9)) & U(1)) | ((p >> U(13)) & U(2)))
+        xo = np.int64(((o >> U(9)) & U(1)) | ((o >> U(13)) & U(2)))
+        s += w[_tri(T, p0, o0) + 6561 * _tri(T, xp, xo)]
+        s += w[_tri(T, p0 & 7, o0 & 7) + 27 * _tri(T, p1 & 7, o1 & 7)
+               + 729 * _tri(T, p2 & 7, o2 & 7) + 59049]
+        s += w[_tri(T, p0 & 31, o0 & 31) + 243 * _tri(T, p1 & 31, o1 & 31) + 78732]
+        s += w[_tri(T, p1, o1) + 137781]
+        s += w[_tri(T, p2, o2) + 144342]
+        s += w[_tri(T, p3, o3) + 150903]
+        off = 157464
+        for j in range(5):
+            m = DM[j]
+            sh = U(j)
+            dp = np.int64((((p & m) * _GATHER) >> U(56)) >> sh)
+            do = np.int64((((o & m) * _GATHER) >> U(56)) >> sh)
+            s += w[_tri(T, dp, do) + off]
+            off += 6561 // (3 ** j)
+    mo = popcount(legal_moves(P, O))
+    mt = popcount(legal_moves(O, P))
+    s += w[OFF_MOB_OWN + min(mo, 31)]
+    s += w[OFF_MOB_OPP + min(mt, 31)]
+    s += w[OFF_BIAS]
+    return s
+
+
+@njit(cache=True)
+def evaluate_batch(Ps, Os, W, out):
+    """Evaluations (1/WEIGHT_SCALE disc) of many positions."""
+    for i in range(Ps.shape[0]):
+        out[i] = evaluate_raw(Ps[i], Os[i], W)
+
+
+@njit(cache=True)
+def features_batch(Ps, Os, out):
+    """Feature indices of many positions into ``out`` [n, N_FEATURES]."""
+    for i in range(Ps.shape[0]):
+        feature_indices(Ps[i], Os[i], out[i])
+
+
+def _check_layout() -> None:
+    # the literal offsets in the kernels above must match SIZES
+    expect = [0, 59049, 78732, 137781, 144342, 150903, 157464]
+    assert list(OFFSETS[:7]) == expect, OFFSETS
+    off = 157464
+    for j in range(5):
+        assert OFFSETS[DIAG8 + j] == off
+        off += 6561 // (3 ** j)
+
+
+_check_layout()
+
+__all__ = ["NAMES", "SIZES", "OFFSETS", "N_WEIGHTS", "N_FEATURES", "N_STAGES", "WEIGHT_SCALE",
+           "stage_of", "symmetry", "feature_indices", "evaluate_raw", "evaluate_batch",
+           "features_batch", "flip_vertical", "mirror_horizontal", "transpose"]

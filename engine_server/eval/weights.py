@@ -1,0 +1,82 @@
+"""Shipped evaluation weights: one compressed file per rule variant, loaded once per process.
+
+Format (``numpy.savez_compressed``): ``weights`` int16 [stages, N_WEIGHTS] in 1/64 disc,
+``layout`` (the pattern sizes, so a file made for other patterns is refused), ``rules`` and a
+``meta`` JSON string (the training command, data and figures).  A missing, corrupt or
+mismatched file raises :class:`WeightsError` naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from engine_server.game.bitboard import REVERSED, STANDARD
+
+from .features import N_STAGES, N_WEIGHTS, SIZES
+
+DATA_DIR = Path(__file__).parent / "data"
+FILES = {STANDARD: "standard.npz", REVERSED: "reversed.npz"}
+
+
+class WeightsError(RuntimeError):
+    """Evaluation weights that cannot be used: missing, corrupt, or for other patterns."""
+
+
+def weights_path(rules: int) -> Path:
+    return DATA_DIR / FILES[int(rules)]
+
+
+def save(path: str | Path, weights: np.ndarray, rules: int, meta: dict) -> None:
+    w = np.asarray(weights)
+    if w.shape != (N_STAGES, N_WEIGHTS) or w.dtype != np.int16:
+        raise WeightsError(f"weights must be int16 {(N_STAGES, N_WEIGHTS)}, got {w.dtype} "
+                           f"{w.shape}")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        np.savez_compressed(f, weights=w, layout=SIZES, rules=np.int64(rules),
+                            meta=np.array(json.dumps(meta, sort_keys=True)))
+
+
+def load(path: str | Path, rules: int | None = None) -> tuple[np.ndarray, dict]:
+    """``(weights int32 [stages, N_WEIGHTS], meta)`` from ``path``."""
+    p = Path(path)
+    if not p.is_file():
+        raise WeightsError(f"evaluation weights {p} not found (reinstall the package, or "
+                           f"train them: othello-train patterns)")
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            w = z["weights"]
+            layout = z["layout"]
+            file_rules = int(z["rules"])
+            meta = json.loads(str(z["meta"]))
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as e:
+        raise WeightsError(f"evaluation weights {p} are unreadable: {e}") from None
+    if layout.shape != SIZES.shape or not np.array_equal(layout, SIZES):
+        raise WeightsError(f"evaluation weights {p} were made for other patterns")
+    if w.shape != (N_STAGES, N_WEIGHTS) or w.dtype != np.int16:
+        raise WeightsError(f"evaluation weights {p} have shape {w.shape} {w.dtype}, expected "
+                           f"{(N_STAGES, N_WEIGHTS)} int16")
+    if rules is not None and file_rules != int(rules):
+        raise WeightsError(f"evaluation weights {p} are for rules {file_rules}, not {rules}")
+    return np.ascontiguousarray(w, dtype=np.int32), meta
+
+
+_cache: dict[int, np.ndarray] = {}
+_lock = threading.Lock()
+
+
+def default_weights(rules: int) -> np.ndarray:
+    """The shipped weights for ``rules`` (loaded on first use, then shared)."""
+    r = int(rules)
+    with _lock:
+        if r not in _cache:
+            _cache[r] = load(weights_path(r), r)[0]
+        return _cache[r]
+
+
+__all__ = ["WeightsError", "weights_path", "save", "load", "default_weights", "DATA_DIR"]

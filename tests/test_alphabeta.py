@@ -1,0 +1,152 @@
+"""The alpha-beta search: equal to plain minimax, exact at the end, anytime under deadlines."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from engine_server.agents import make_agent
+from engine_server.eval.weights import default_weights
+from engine_server.game import PASS, REVERSED, STANDARD, Game, Position
+from engine_server.search.alphabeta import SCALE, AlphaBeta, static_eval
+from engine_server.search.endgame import solve
+from engine_server.search.limits import Limits
+
+from .test_eval import random_positions
+
+
+def minimax(pos: Position, depth: int, W) -> int:
+    """Plain negamax without pruning or a table: the evaluation at depth 0, exact finished
+    games, and a pass that does not use up depth (as the search does)."""
+    P, O = pos.bitboards()
+    rules = np.int64(int(pos.rules))
+    if pos.is_game_over():
+        return int(static_eval(P, O, W, rules))
+    legal = pos.legal_moves()
+    if legal == [PASS]:
+        return -minimax(pos.play(PASS), depth, W)
+    if depth == 0:
+        return int(static_eval(P, O, W, rules))
+    return max(-minimax(pos.play(m), depth - 1, W) for m in legal)
+
+
+def positions_with(rules: int, empties_range: tuple[int, int], n: int, seed: int):
+    out = []
+    for P, O in random_positions(4000, seed):
+        e = 64 - bin(int(P | O)).count("1")
+        if empties_range[0] <= e <= empties_range[1]:
+            out.append((P, O))
+    rng = np.random.default_rng(seed)
+    idx = rng.choice(len(out), size=min(n, len(out)), replace=False)
+    return [_position(*out[i], rules) for i in idx]
+
+
+def _position(P, O, rules) -> Position:
+    # the side to move is black in the returned Position; only P/O matter to the search
+    return Position.from_string(_board(P, O), "X").with_rules(rules)
+
+
+def _board(P, O) -> str:
+    s = []
+    for sq in range(64):
+        bit = 1 << sq
+        s.append("X" if int(P) & bit else "O" if int(O) & bit else "-")
+    return "".join(s)
+
+
+@pytest.mark.parametrize("rules", [STANDARD, REVERSED])
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_alpha_beta_equals_plain_minimax(rules, depth):
+    W = default_weights(rules)
+    ab = AlphaBeta(W, table_bits=12)
+    for pos in positions_with(rules, (20, 50), 8, seed=depth + 10 * rules):
+        if pos.is_game_over():
+            continue
+        r = ab.search(pos, max_depth=depth)
+        assert r.depth == depth or r.stopped_by == "solved"
+        assert r.score * SCALE == minimax(pos, r.depth, W), pos.to_string()
+
+
+def test_search_to_the_end_is_the_exact_solve():
+    W = default_weights(STANDARD)
+    ab = AlphaBeta(W, table_bits=14)
+    for pos in positions_with(STANDARD, (6, 9), 6, seed=7):
+        if pos.is_game_over():
+            continue
+        r = ab.search(pos, max_depth=60)
+        assert r.stopped_by == "solved"
+        assert r.score == solve(pos).score
+
+
+def test_the_table_kept_between_searches_makes_the_next_one_cheaper():
+    W = default_weights(STANDARD)
+    ab = AlphaBeta(W, table_bits=18)
+    pos = Game.from_moves(["f5", "d6", "c3", "d3", "c4", "f4", "f6", "f3", "e6", "e7"]).position
+    first = ab.search(pos, max_depth=6)
+    again = ab.search(pos, max_depth=6)
+    assert again.move == first.move and again.score == first.score
+    assert again.nodes < first.nodes / 2
+
+
+def test_a_deadline_holds_and_the_answer_is_a_finished_iteration():
+    agent = make_agent("ab")
+    pos = Game.from_moves(["f5", "d6", "c3", "d3", "c4"]).position
+    agent.search(pos, Limits(depth=2))  # compiled and warm
+    for budget in (0.05, 0.3):
+        t0 = time.monotonic()
+        r = agent.search(pos, Limits(time=budget))
+        took = time.monotonic() - t0
+        assert took < budget + 0.05, took
+        assert r.best_move in pos.legal_moves()
+        assert r.iterations >= 1
+
+
+def test_a_stop_event_ends_a_search_without_a_clock():
+    agent = make_agent("ab")
+    pos = Game.from_moves(["f5", "d6", "c3", "d3", "c4"]).position
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    t0 = time.monotonic()
+    r = agent.search(pos, Limits(stop=stop, depth=60))
+    assert time.monotonic() - t0 < 0.5
+    assert r.best_move in pos.legal_moves()
+
+
+def test_node_budgets_are_reproducible():
+    pos = Game.from_moves(["f5", "f6", "e6", "f4"]).position
+    a = make_agent("ab").search(pos, Limits(playouts=30_000))
+    b = make_agent("ab").search(pos, Limits(playouts=30_000))
+    assert (a.best_move, a.eval, a.search_nodes) == (b.best_move, b.eval, b.search_nodes)
+
+
+def test_analysis_gives_every_move_a_value():
+    agent = make_agent("ab")
+    pos = Game.from_moves(["f5", "d6", "c3"]).position
+    r = agent.search(pos, Limits(depth=4, analysis=True))
+    assert {m.move for m in r.moves} == set(pos.legal_moves())
+    assert all(m.margin is not None for m in r.moves)
+    assert r.moves[0].margin == max(m.margin for m in r.moves)
+
+
+def test_ab_plays_perfect_endgames_through_the_root_solver():
+    agent = make_agent("ab")
+    pos = Position.from_string(
+        "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO--", "X")
+    r = agent.search(pos, Limits(time=2.0))
+    scores = {m: -solve(pos.play(m)).score for m in pos.legal_moves()}
+    assert r.exact and scores[r.best_move] == max(scores.values()) == r.eval
+
+
+def test_random_opening_plies_are_seeded():
+    def opening(seed: int) -> list[int]:
+        agent = make_agent(f"ab:random=4,seed={seed}")
+        g = Game()
+        for _ in range(4):
+            g.play(agent.search(g.position, Limits(depth=1)).best_move)
+        return g.moves
+
+    assert opening(3) == opening(3)
+    assert len({tuple(opening(s)) for s in range(6)}) > 1

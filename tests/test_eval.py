@@ -1,0 +1,123 @@
+"""The pattern evaluation: symmetry, features against the kernel, the shipped weights files."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from engine_server.agents import AgentSpecError, make_agent
+from engine_server.eval import features as F
+from engine_server.eval import weights as wts
+from engine_server.game import REVERSED, STANDARD, Game
+
+from .second_process import run_probe
+
+
+def random_positions(n: int, seed: int) -> list[tuple[np.uint64, np.uint64]]:
+    """Positions from random games, every stage."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        g = Game()
+        while not g.position.is_game_over():
+            out.append(g.position.bitboards())
+            legal = g.position.legal_moves()
+            g.play(legal[rng.integers(len(legal))])
+    return out[:n]
+
+
+@pytest.mark.parametrize("rules", [STANDARD, REVERSED])
+def test_eight_symmetries_give_equal_evaluations(rules):
+    W = wts.default_weights(rules)
+    for P, O in random_positions(300, seed=rules + 1):
+        e = F.evaluate_raw(P, O, W)
+        for k in range(1, 8):
+            sP, sO = np.uint64(F.symmetry(P, k)), np.uint64(F.symmetry(O, k))
+            assert F.evaluate_raw(sP, sO, W) == e
+
+
+def test_symmetries_are_the_eight_of_the_square():
+    x = np.uint64(1 << 1)  # b1
+    images = {int(F.symmetry(x, k)) for k in range(8)}
+    names = sorted(bb_square(i) for i in images)
+    assert names == sorted(["b1", "g1", "b8", "g8", "a2", "h2", "a7", "h7"])
+
+
+def bb_square(bit: int) -> str:
+    sq = bit.bit_length() - 1
+    return "abcdefgh"[sq % 8] + str(sq // 8 + 1)
+
+
+def test_feature_indices_sum_to_the_evaluation():
+    rng = np.random.default_rng(3)
+    W = rng.integers(-500, 500, size=(F.N_STAGES, F.N_WEIGHTS)).astype(np.int32)
+    out = np.zeros(F.N_FEATURES, np.int64)
+    for P, O in random_positions(200, seed=5):
+        F.feature_indices(P, O, out)
+        assert out.min() >= 0 and out.max() < F.N_WEIGHTS
+        stage = F.stage_of(64 - bin(int(P | O)).count("1"))
+        assert int(W[stage][out].sum()) == F.evaluate_raw(P, O, W)
+
+
+def test_edge_pattern_index_reads_the_squares_in_order():
+    # own disc on a1 only: digit 1 at the first square of the edge pattern's top-edge image
+    P = np.uint64(1)
+    O = np.uint64(1 << 63)
+    out = np.zeros(F.N_FEATURES, np.int64)
+    F.feature_indices(P, O, out)
+    assert out[0] == 1                       # identity image: a1 own -> digit 1, the rest empty
+    assert F.OFFSETS[F.CORNER33] + 1 in out  # the 3x3 corner sees it too
+
+
+def test_shipped_weights_are_small_and_described():
+    for rules in (STANDARD, REVERSED):
+        p = wts.weights_path(rules)
+        assert p.stat().st_size <= 8 * 2 ** 20
+        w, meta = wts.load(p, rules)
+        assert w.shape == (F.N_STAGES, F.N_WEIGHTS)
+        assert meta["command"].startswith("othello-train patterns")
+        assert any(row.get("test_mae") for row in meta["report"])
+        assert np.count_nonzero(w) > 10_000
+
+
+def test_standard_weights_know_corners_are_good():
+    W = wts.default_weights(STANDARD)
+    # the side to move owns a1 in an otherwise equal position: the evaluation likes it
+    g = Game.from_moves(["f5", "d6", "c3", "d3", "c4", "f4", "f6", "f3", "e6", "e7"])
+    P, O = g.position.bitboards()
+    corner = np.uint64(1)
+    assert F.evaluate_raw(P | corner, O, W) > F.evaluate_raw(P, O | corner, W)
+
+
+def test_missing_or_corrupt_weights_give_a_clear_error(tmp_path):
+    with pytest.raises(wts.WeightsError, match="not found"):
+        wts.load(tmp_path / "none.npz")
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip file")
+    with pytest.raises(wts.WeightsError, match="unreadable"):
+        wts.load(bad)
+    other = tmp_path / "other.npz"
+    np.savez(other, weights=np.zeros((2, 3), np.int16), layout=np.array([1, 2]),
+             rules=np.int64(0), meta=np.array("{}"))
+    with pytest.raises(wts.WeightsError, match="other patterns"):
+        wts.load(other)
+    with pytest.raises(AgentSpecError, match="weights"):
+        make_agent(f"ab:weights={bad}")
+
+
+def test_weights_load_in_a_second_process_from_the_package():
+    probe = textwrap.dedent(
+        """
+        import json, time
+        t = time.perf_counter()
+        from engine_server.eval.weights import default_weights, weights_path
+        w = default_weights(0)
+        r = default_weights(1)
+        print(json.dumps({"shape": list(w.shape), "rev": list(r.shape),
+                          "path": str(weights_path(0)), "seconds": time.perf_counter() - t}))
+        """)
+    out = run_probe(probe)
+    assert out["shape"] == [F.N_STAGES, F.N_WEIGHTS] == out["rev"]
+    assert out["path"].endswith("engine_server/eval/data/standard.npz")

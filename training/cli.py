@@ -1,0 +1,114 @@
+"""``othello-train``: reproducible training of the engine's evaluation weights.
+
+    othello-train patterns --rules standard      # WTHOR games (../shared/data/wthor)
+    othello-train patterns --rules reversed      # self-play games, solver labels
+
+Every step is seeded; data sets are cached in ``--work`` so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from engine_server.game import Rules
+
+DEFAULT_WTHOR = Path(__file__).resolve().parents[2] / "shared" / "data" / "wthor"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="othello-train", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("patterns", help="fit the pattern evaluation's weights")
+    t.add_argument("--rules", default="standard", choices=["standard", "reversed"])
+    t.add_argument("--wthor", type=Path, default=DEFAULT_WTHOR,
+                   help="directory of WTHOR .wtb files (standard rules)")
+    t.add_argument("--games", type=int, default=None,
+                   help="use only the first N WTHOR games (a quick run)")
+    t.add_argument("--selfplay", type=int, default=0,
+                   help="self-play games to add (the only data for reversed rules)")
+    t.add_argument("--selfplay-agent", default="ab:depth=2,random=10",
+                   help="the search that plays the self-play games (depth, random opening "
+                        "plies)")
+    t.add_argument("--generations", type=int, default=1,
+                   help="self-play generations: the first plays at random, each next one "
+                        "searches with the weights fitted on all games before it")
+    t.add_argument("--solve-empties", type=int, default=14,
+                   help="label positions from this many empties down with the exact solver")
+    t.add_argument("--iterations", type=int, default=30, help="conjugate-gradient iterations")
+    t.add_argument("--l2", type=float, default=5.0, help="L2 regularization")
+    t.add_argument("--window", type=int, default=1,
+                   help="neighbouring stages whose positions each stage also fits")
+    t.add_argument("--threads", type=int, default=2)
+    t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--work", type=Path, default=Path("build/train"),
+                   help="cache of data sets (resumable)")
+    t.add_argument("--out", type=Path, default=None,
+                   help="weights file (default: the package's file for the rules)")
+    t.add_argument("--report", type=Path, default=None,
+                   help="write the per-stage errors (JSON) and a plot next to it (.png)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from engine_server.eval import weights as wts
+
+    from . import patterns
+
+    rules = int(Rules.parse(args.rules))
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    t0 = time.monotonic()
+    parts = []
+    sources = []
+    if rules == int(Rules.STANDARD) and args.wthor is not None and args.selfplay == 0 \
+            or args.games:
+        name = "wthor" if args.games is None else f"wthor-{args.games}"
+        cache = args.work / f"{name}-s{args.solve_empties}.npz"
+        parts.append(patterns.wthor_dataset(args.wthor, cache, args.solve_empties,
+                                            args.threads, args.games, log))
+        sources.append(f"WTHOR {args.wthor} ({len(parts[-1])} positions)")
+    if not parts and not args.selfplay:
+        print("othello-train: no data (reversed rules need --selfplay N)", file=sys.stderr)
+        return 2
+    weights = None
+    for gen in range(max(1, args.generations) if args.selfplay else 0):
+        from . import selfplay
+
+        spec = args.selfplay_agent if gen > 0 or parts else "ab:depth=0,random=0"
+        cache = args.work / (f"selfplay-{args.rules}-{args.selfplay}-gen{gen}-"
+                             f"{spec.replace(':', '_').replace(',', '_')}-"
+                             f"s{args.solve_empties}-seed{args.seed}.npz")
+        w32 = None if weights is None else weights.astype("int32")
+        parts.append(selfplay.dataset(spec, rules, args.selfplay, args.solve_empties,
+                                      args.seed + 1000 * gen, cache, args.threads, log,
+                                      weights=w32))
+        sources.append(f"generation {gen}: {args.selfplay} self-play games of {spec} "
+                       f"({len(parts[-1])} positions)")
+        if gen < args.generations - 1:
+            weights, _ = patterns.train(patterns.Dataset.concat(parts), args.iterations,
+                                        args.l2, args.window, log=log)
+    data = patterns.Dataset.concat(parts)
+    weights, report = patterns.train(data, args.iterations, args.l2, args.window, log=log)
+    out = args.out or wts.weights_path(rules)
+    meta = {"command": "othello-train " + " ".join(sys.argv[1:] if argv is None else argv),
+            "rules": args.rules, "data": sources, "solve_empties": args.solve_empties,
+            "generations": args.generations, "iterations": args.iterations, "l2": args.l2, "window": args.window,
+            "seed": args.seed, "report": report}
+    wts.save(out, weights, rules, meta)
+    log(f"wrote {out} ({out.stat().st_size / 2**20:.2f} MiB) in "
+        f"{time.monotonic() - t0:.0f} s")
+    if args.report:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(json.dumps(meta, indent=1) + "\n")
+        patterns.plot_report(report, args.report.with_suffix(".png"),
+                             f"held-out error per stage ({args.rules} rules)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

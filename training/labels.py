@@ -1,0 +1,55 @@
+"""Exact labels from the endgame solver, for many positions at once (nogil kernels, threads)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba import njit
+
+from engine_server.search.endgame import LIMIT, NODES, new_control, new_table, solve_root
+
+INF = 65
+
+
+@njit(cache=True, nogil=True)
+def _solve_many(Ps, Os, rules, tt, ctl, out, done):
+    for i in range(Ps.shape[0]):
+        if done[i]:
+            continue
+        ctl[NODES] = 0
+        ctl[LIMIT] = 1 << 62
+        v, _ = solve_root(Ps[i], Os[i], np.int64(-INF), np.int64(INF), rules, tt, ctl)
+        out[i] = v
+        done[i] = True
+
+
+def solve_many(P: np.ndarray, O: np.ndarray, rules: int, threads: int = 2,
+               table_bits: int = 18, chunk: int = 2000, progress=None) -> np.ndarray:
+    """Exact final margins (side to move's view) of positions (P, O); ``threads`` solvers."""
+    n = len(P)
+    out = np.zeros(n, np.int64)
+    done = np.zeros(n, np.bool_)
+    starts = list(range(0, n, chunk))
+    lock = threading.Lock()
+
+    def work() -> None:
+        tt = new_table(table_bits)
+        ctl = new_control()
+        while True:
+            with lock:
+                if not starts:
+                    return
+                s = starts.pop(0)
+            e = min(n, s + chunk)
+            _solve_many(P[s:e], O[s:e], np.int64(rules), tt, ctl, out[s:e], done[s:e])
+            if progress is not None:
+                with lock:
+                    progress(e - s)
+
+    ts = [threading.Thread(target=work, daemon=True) for _ in range(max(1, threads))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return out

@@ -1,0 +1,206 @@
+"""Pattern-weight training: positions, labels, one fit per stage, the weights file and a report.
+
+Standard rules: the positions of the WTHOR games, labelled (side to move's view) with
+
+* the game's *theoretical* score (perfect play from the position with 24 empties reached in
+  the game, computed by the federation's solver) above 24 empties;
+* the exact value of the game's position at ``solve_empties`` empties (our solver) from there
+  down: fewer of the players' own endgame errors than the real score;
+* a game that ended before that is labelled with its final score.
+
+Reversed rules (and standard rules with ``--selfplay``): games played by the engine itself (see
+:mod:`training.selfplay`), labelled the same way with the solver.
+
+Each stage (4 plies) is fitted on the positions of its own plies and of the stages on either
+side (``window``), which smooths the weights from one stage to the next; a game-wise held-out
+split (every 20th game) gives the error reported per stage.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine_server.eval.features import N_STAGES, N_WEIGHTS, PLIES_PER_STAGE, WEIGHT_SCALE
+from engine_server.game.bitboard import REVERSED, STANDARD
+
+from . import fit, labels, wthor
+
+
+@dataclass
+class Dataset:
+    """Positions (side to move's view), targets in discs, and the game of each position."""
+
+    P: np.ndarray
+    O: np.ndarray
+    empties: np.ndarray
+    target: np.ndarray
+    game: np.ndarray
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, P=self.P, O=self.O, empties=self.empties, target=self.target,
+                 game=self.game)
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> "Dataset":
+        with np.load(path) as z:
+            return cls(z["P"], z["O"], z["empties"], z["target"], z["game"])
+
+    def __len__(self) -> int:
+        return int(self.P.shape[0])
+
+    @staticmethod
+    def concat(parts: list["Dataset"]) -> "Dataset":
+        off = 0
+        games = []
+        for d in parts:
+            games.append(d.game + off)
+            off += int(d.game.max()) + 1 if len(d) else 0
+        return Dataset(*(np.concatenate([getattr(d, k) for d in parts])
+                         for k in ("P", "O", "empties", "target")), np.concatenate(games))
+
+
+def label_games(pos: wthor.Positions, final: np.ndarray, early: np.ndarray | None,
+                early_empties: int, solve_empties: int, rules: int, threads: int,
+                progress=None) -> np.ndarray:
+    """Targets (side to move's view) for the positions of some games.
+
+    ``early[g]``: black's margin for positions above ``early_empties`` (WTHOR's theoretical
+    score), or None to use the exact value at ``solve_empties`` for every position; ``final[g]``:
+    black's final margin, used when a game never reached ``solve_empties`` empties."""
+    n_games = len(final)
+    at = np.nonzero(pos.empties == solve_empties)[0]
+    exact_black = final.astype(np.int64).copy()
+    v = labels.solve_many(pos.P[at], pos.O[at], rules, threads=threads, progress=progress)
+    g = pos.game[at]
+    exact_black[g] = np.where(pos.black[at], v, -v)
+    black_target = exact_black[pos.game]
+    if early is not None:
+        black_target = np.where(pos.empties > early_empties, early[pos.game], black_target)
+    assert n_games == len(exact_black)
+    return np.where(pos.black, black_target, -black_target).astype(np.int8)
+
+
+def wthor_dataset(directory: Path, cache: Path, solve_empties: int = 14, threads: int = 2,
+                  limit: int | None = None, log=print) -> Dataset:
+    """The labelled WTHOR positions (cached in ``cache``: a second run reuses them)."""
+    if cache.is_file():
+        log(f"reusing {cache}")
+        return Dataset.load(cache)
+    games = wthor.read_dir(directory)
+    if limit is not None:
+        games = games.take(np.arange(min(limit, len(games))))
+    pos, valid, final = wthor.replay(games)
+    keep_games = valid & (final != 127)
+    keep = keep_games[pos.game]
+    log(f"{len(games)} games, {int(keep_games.sum())} complete and legal, "
+        f"{int(keep.sum())} positions; solving each game at {solve_empties} empties")
+    bar = _Bar(int(np.sum(pos.empties[keep] == solve_empties)), "solve", log)
+    theo = 2 * games.theoretical - 64
+    target = label_games(pos, final, theo, int(games.depth[0]), solve_empties, STANDARD,
+                         threads, bar.update)
+    bar.close()
+    d = Dataset(pos.P[keep], pos.O[keep], pos.empties[keep].astype(np.int8), target[keep],
+                pos.game[keep])
+    d.save(cache)
+    return d
+
+
+class _Bar:
+    """A plain progress line on stderr (no dependency): count, rate, time left."""
+
+    def __init__(self, total: int, what: str, log=print):
+        self.total, self.what, self.done, self.t0 = max(1, total), what, 0, time.monotonic()
+        self.last = 0.0
+        self.log = log
+
+    def update(self, k: int) -> None:
+        import sys
+        self.done += k
+        t = time.monotonic()
+        if t - self.last < 1.0 and self.done < self.total:
+            return
+        self.last = t
+        rate = self.done / max(1e-9, t - self.t0)
+        left = (self.total - self.done) / max(rate, 1e-9)
+        sys.stderr.write(f"\r{self.what}: {self.done}/{self.total} {rate:,.0f}/s "
+                         f"{left:,.0f} s left ")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        import sys
+        sys.stderr.write("\n")
+
+
+def stage_rows(empties: np.ndarray, stage: int, window: int) -> np.ndarray:
+    ply = 60 - empties.astype(np.int64)
+    lo = (stage - window) * PLIES_PER_STAGE
+    hi = (stage + 1 + window) * PLIES_PER_STAGE
+    if stage == N_STAGES - 1:
+        hi = 61
+    return (ply >= lo) & (ply < hi)
+
+
+def train(data: Dataset, iterations: int = 30, l2: float = 5.0, window: int = 1,
+          holdout: int = 20, log=print) -> tuple[np.ndarray, list[dict]]:
+    """Fit every stage; returns (int16 weights in 1/64 disc, per-stage report rows)."""
+    weights = np.zeros((N_STAGES, N_WEIGHTS), np.int16)
+    test_game = (data.game % holdout) == 0 if holdout else np.zeros(len(data), bool)
+    report = []
+    for s in range(N_STAGES):
+        t0 = time.monotonic()
+        rows = stage_rows(data.empties, s, window)
+        own = stage_rows(data.empties, s, 0)
+        tr = np.nonzero(rows & ~test_game)[0]
+        te = np.nonzero(own & test_game)[0]
+        X = fit.features_of(data.P[tr], data.O[tr])
+        w = fit.fit_stage(X, data.target[tr].astype(np.float64), iterations, l2)
+        del X
+        q = np.clip(np.rint(w * WEIGHT_SCALE), -32767, 32767).astype(np.int16)
+        weights[s] = q
+        row = {"stage": s, "plies": [s * PLIES_PER_STAGE, (s + 1) * PLIES_PER_STAGE - 1],
+               "train_positions": int(len(tr)), "test_positions": int(len(te))}
+        if len(te):
+            Xt = fit.features_of(data.P[te], data.O[te])
+            p = np.zeros(len(te))
+            fit.predict(Xt, q.astype(np.float64) / WEIGHT_SCALE, p)
+            err = p - data.target[te]
+            row["test_mae"] = round(float(np.mean(np.abs(err))), 3)
+            row["test_rmse"] = round(float(np.sqrt(np.mean(err ** 2))), 3)
+            row["baseline_mae"] = round(float(np.mean(np.abs(data.target[te]
+                                                             - data.target[tr].mean()))), 3)
+        row["seconds"] = round(time.monotonic() - t0, 1)
+        report.append(row)
+        log(json.dumps(row))
+    return weights, report
+
+
+def plot_report(report: list[dict], path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in report if "test_mae" in r]
+    x = [(r["plies"][0] + r["plies"][1]) / 2 for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(x, [r["test_mae"] for r in rows], "o-", label="pattern evaluation (held out)")
+    ax.plot(x, [r["baseline_mae"] for r in rows], "s--", label="constant (mean target)")
+    ax.set_xlabel("plies played")
+    ax.set_ylabel("mean absolute error (discs)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+__all__ = ["Dataset", "wthor_dataset", "train", "plot_report", "label_games", "REVERSED"]

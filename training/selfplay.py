@@ -1,0 +1,213 @@
+"""Self-play data: games of the alpha-beta search against itself, labelled by the exact solver.
+
+The game loop runs inside numba (one call plays a whole chunk of games), two threads with a
+table each.  A game opens with a random number of uniformly random plies (0..``random_plies``,
+for variety), then both sides play a fixed-depth search over the current weights.  When the
+game reaches ``solve_empties`` empties the position is solved exactly; that value labels every
+position of the game at or above it (the outcome of perfect play from there), and each later
+position is solved itself.  Reversed rules have no human games, so this is all their data:
+generation 0 plays uniformly random games (all-zero weights), each next generation searches
+with the weights fitted on the games before (tabula rasa, as seed 003 asks of its learner).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from engine_server.eval.features import N_STAGES, N_WEIGHTS
+from engine_server.game.bitboard import (
+    START_BLACK,
+    START_WHITE,
+    U0,
+    U1,
+    legal_moves,
+    make_move,
+    make_rng,
+    popcount,
+    rng_below,
+)
+from engine_server.search import alphabeta as AB
+from engine_server.search.endgame import LIMIT, NODES, new_control, new_table, solve_root
+
+from .patterns import Dataset
+
+
+@njit(cache=True, nogil=True)
+def _pick(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds):
+    """The move of a fixed-depth search (ties broken at random); PASS when forced."""
+    moves = legal_moves(P, O)
+    if moves == U0:
+        return 64
+    n = 0
+    mm = moves
+    while mm != U0:
+        m = mm & (~mm + U1)
+        mm ^= m
+        sq = 0
+        while (m >> np.uint64(sq)) != U1:
+            sq += 1
+        order[n] = sq
+        n += 1
+    # shuffle so that equal scores (zero weights) pick at random
+    for i in range(n - 1, 0, -1):
+        j = rng_below(rng, i + 1)
+        t = order[i]
+        order[i] = order[j]
+        order[j] = t
+    if depth <= 0:
+        return order[0]
+    ctl[AB.LIMIT] = 1 << 62
+    ctl[AB.STOP] = 0
+    AB.search_root(P, O, np.int64(-AB.INF), np.int64(AB.INF), np.int64(depth), W, rules, keys,
+                   data, ctl, order[:n], scores[:n], kinds[:n], False)
+    return ctl[AB.ROOT_BEST]
+
+
+@njit(cache=True, nogil=True)
+def play_games(n_games, seed, W, rules, depth, random_plies, solve_empties, keys, data, ctl,
+               stt, sctl, P_out, O_out, e_out, t_out, g_out, c_out, game0):
+    """Play ``n_games``; returns the number of positions written to the output arrays."""
+    rng = np.zeros(1, np.uint64)
+    rng[0] = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(1)
+    order = np.zeros(64, np.int64)
+    scores = np.zeros(64, np.int64)
+    kinds = np.zeros(64, np.int64)
+    k = 0
+    for g in range(n_games):
+        P = START_BLACK
+        O = START_WHITE
+        start = k
+        n_random = rng_below(rng, random_plies + 1)
+        ply = 0
+        label_at = -1
+        black = True
+        while True:
+            moves = legal_moves(P, O)
+            if moves == U0 and legal_moves(O, P) == U0:
+                break
+            e = 64 - popcount(P | O)
+            if moves != U0:
+                P_out[k] = P
+                O_out[k] = O
+                e_out[k] = e
+                g_out[k] = game0 + g
+                c_out[k] = black
+                t_out[k] = 0
+                if e <= solve_empties:
+                    sctl[NODES] = 0
+                    sctl[LIMIT] = 1 << 62
+                    v, _ = solve_root(P, O, np.int64(-65), np.int64(65), rules, stt, sctl)
+                    t_out[k] = v
+                    if label_at < 0:
+                        label_at = k
+                k += 1
+            if moves == U0:
+                sq = 64
+            elif ply < n_random:
+                sq = order[0]
+                c = popcount(moves)
+                j = rng_below(rng, c)
+                mm = moves
+                for _ in range(j):
+                    mm &= mm - U1
+                m = mm & (~mm + U1)
+                sq = 0
+                while (m >> np.uint64(sq)) != U1:
+                    sq += 1
+            else:
+                sq = _pick(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds)
+            P, O = make_move(P, O, sq)
+            black = not black
+            ply += 1
+        # positions above the solved one take its value, from their own side's view
+        if label_at >= 0:
+            v = t_out[label_at]
+            for i in range(start, label_at):
+                t_out[i] = v if c_out[i] == c_out[label_at] else -v
+        else:
+            # the game ended above solve_empties: its final score labels everything
+            for i in range(start, k):
+                t_out[i] = 0
+            k = start
+    return k
+
+
+def dataset(agent_spec: str, rules: int, games: int, solve_empties: int, seed: int,
+            cache: Path, threads: int = 2, log=print, weights: np.ndarray | None = None,
+            depth: int | None = None, random_plies: int | None = None) -> Dataset:
+    """``games`` self-play games as a labelled data set (cached in ``cache``)."""
+    if cache.is_file():
+        log(f"reusing {cache}")
+        return Dataset.load(cache)
+    spec_depth, spec_random = _parse(agent_spec)
+    depth = spec_depth if depth is None else depth
+    random_plies = spec_random if random_plies is None else random_plies
+    if weights is None:
+        weights = np.zeros((N_STAGES, N_WEIGHTS), np.int32)
+    chunk = 200
+    starts = list(range(0, games, chunk))
+    parts: dict[int, Dataset] = {}
+    lock = threading.Lock()
+    done = [0]
+
+    def work() -> None:
+        keys = np.zeros((1 << 18, 2), np.uint64)
+        data = np.zeros(1 << 18, np.int64)
+        ctl = np.zeros(AB.CTL_SIZE, np.int64)
+        stt = new_table(18)
+        sctl = new_control()
+        while True:
+            with lock:
+                if not starts:
+                    return
+                s = starts.pop(0)
+            n = min(chunk, games - s)
+            cap = n * 64
+            P = np.zeros(cap, np.uint64)
+            O = np.zeros(cap, np.uint64)
+            e = np.zeros(cap, np.int64)
+            t = np.zeros(cap, np.int64)
+            g = np.zeros(cap, np.int64)
+            c = np.zeros(cap, np.bool_)
+            k = play_games(n, seed * 1_000_003 + s, weights, np.int64(rules), depth,
+                           random_plies, solve_empties, keys, data, ctl, stt, sctl, P, O, e,
+                           t, g, c, s)
+            with lock:
+                parts[s] = Dataset(P[:k], O[:k], e[:k].astype(np.int8),
+                                   t[:k].astype(np.int8), g[:k])
+                done[0] += n
+                log(f"self-play: {done[0]}/{games} games")
+
+    ts = [threading.Thread(target=work, daemon=True) for _ in range(max(1, threads))]
+    for t_ in ts:
+        t_.start()
+    for t_ in ts:
+        t_.join()
+    d = Dataset(*(np.concatenate([getattr(parts[s], k) for s in sorted(parts)])
+                  for k in ("P", "O", "empties", "target", "game")))
+    d.save(cache)
+    return d
+
+
+def _parse(spec: str) -> tuple[int, int]:
+    """``ab:depth=D,random=R`` -> (D, R); only these two keys matter to the self-play loop."""
+    name, _, rest = spec.partition(":")
+    if name.strip() != "ab":
+        raise ValueError(f"self-play plays with the ab search; got {spec!r}")
+    depth, rnd = 2, 8
+    for item in filter(None, rest.split(",")):
+        k, _, v = item.partition("=")
+        if k.strip() == "depth":
+            depth = int(v)
+        elif k.strip() == "random":
+            rnd = int(v)
+        else:
+            raise ValueError(f"self-play: unknown key {k!r} in {spec!r}")
+    return depth, rnd
+
+
+__all__ = ["dataset", "play_games"]
