@@ -231,13 +231,13 @@ def test_chunked_search_gives_the_same_answers(ffo_easy, monkeypatch):
     monkeypatch.setattr(E, "FIRST_CHUNK", 500)
     monkeypatch.setattr(E, "CHUNK_SECONDS", 1e-5)
     calls = []
-    kernel = E.solve_root
+    kernel = E.solve_root_eval
 
     def counted(*args):
         calls.append(1)
         return kernel(*args)
 
-    monkeypatch.setattr(E, "solve_root", counted)
+    monkeypatch.setattr(E, "solve_root_eval", counted)
     s = E.Solver(table_bits=18)
     never = threading.Event()
     for row in ffo_easy[:8]:
@@ -315,7 +315,22 @@ def test_second_process_loads_cached_solver_kernels():
     second = _probe()
     assert second["out"] == first["out"]
     assert second["out"]["budget"][0] is False
-    for name in ("solve_root", "_deep", "_shallow"):
+    for name in ("solve_root_eval", "_deep", "_shallow"):
         assert second["stats"][name][0] >= 1, (name, second["stats"])
     for name, (hits, misses) in second["stats"].items():
         assert misses == 0, (name, hits, misses)
+
+
+def test_evaluation_ordering_finds_the_same_values_with_fewer_nodes(ffo_easy):
+    from engine_server.eval.weights import default_weights
+
+    nodes = {"eval": 0, "plain": 0}
+    for row in ffo_easy[8:19]:
+        pos = Position.from_string(row["board"], row["side"])
+        P, O = pos.bitboards()
+        for kind, W in (("eval", default_weights(0)), ("plain", np.zeros((1, 1), np.int32))):
+            tt, ctl = E.new_table(18), E.new_control()
+            v, _ = E.solve_root_eval(P, O, np.int64(-65), np.int64(65), np.int64(0), tt, ctl, W)
+            assert v == row["score"], (row["line"], kind)
+            nodes[kind] += int(ctl[E.NODES])
+    assert nodes["eval"] < 0.9 * nodes["plain"], nodes

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, types
 
+from engine_server.eval.features import evaluate_raw
 from engine_server.game import PASS, Position
 from engine_server.game.bitboard import (
     REVERSED,
@@ -55,6 +56,8 @@ log = get_logger("endgame")
 
 SHALLOW = 6          # nodes with at most this many empties skip the table and the sorting
 ETC_MIN = 12         # nodes with at least this many empties look up their children first
+EVAL_ORDER_MIN = 12  # nodes with at least this many empties also order moves by the evaluation
+EVAL_ORDER_WEIGHT = 16  # key units per 1/64 disc of the child's evaluation (mobility: 4096)
 INF = 65             # above any score (|score| <= 64)
 NO_MOVE = -1000      # "the side to move has no legal move" from the side solvers
 
@@ -394,7 +397,8 @@ def _tt_store(tt, P, O, rules, lower, upper, move, cost, gen):
 
 
 _SIG_DEEP = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
-                        types.int64, types.uint64[:, ::1], types.int64[::1])
+                        types.int64, types.uint64[:, ::1], types.int64[::1],
+                        types.int32[:, ::1])
 
 
 @njit(cache=True)
@@ -413,9 +417,9 @@ def _small(P, O, alpha, beta, n, rules, ctl):
 
 
 @njit(cache=True)
-def _any(P, O, alpha, beta, n, rules, tt, ctl):
+def _any(P, O, alpha, beta, n, rules, tt, ctl, W):
     if n > SHALLOW:
-        return _deep(P, O, alpha, beta, n, rules, tt, ctl)
+        return _deep(P, O, alpha, beta, n, rules, tt, ctl, W)
     return _small(P, O, alpha, beta, n, rules, ctl)
 
 
@@ -442,7 +446,7 @@ def _order_key(P, O, m, f, odd):
 
 
 @njit(_SIG_DEEP, cache=True)
-def _deep(P, O, alpha, beta, n, rules, tt, ctl):
+def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     ctl[NODES] += 1
     if ctl[NODES] > ctl[LIMIT]:
         ctl[ABORTED] = 1
@@ -457,7 +461,7 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl):
     if moves == U0:
         if legal_moves(O, P) == U0:
             return disc_score(popcount(P), popcount(O), rules)
-        return -_deep(O, P, -beta, -alpha, n, rules, tt, ctl)
+        return -_deep(O, P, -beta, -alpha, n, rules, tt, ctl, W)
     nodes0 = ctl[NODES]
     hash_move = _NO_SQ
     ti = _tt_index(tt, P, O)
@@ -482,6 +486,7 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl):
     base = SCRATCH + n * SLOT
     count = 0
     odd = _odd_quadrants(~(P | O))
+    use_eval = n >= EVAL_ORDER_MIN and W.shape[0] > 1
     mm = moves
     while mm != U0:
         m = mm & (~mm + U1)
@@ -500,7 +505,10 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl):
                               ctl[GENERATION])
                     return v
         if sq == hash_move:
-            key = -1 << 20
+            key = -1 << 30
+        elif use_eval:
+            key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
+                evaluate_raw(O ^ f, P ^ f ^ m, W)
         else:
             key = _order_key(P, O, m, f, odd)
         ctl[base + count] = sq
@@ -527,11 +535,11 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl):
         nO = P ^ f ^ m
         if child_n > SHALLOW:
             if best == -INF or beta - alpha <= 1:
-                v = -_deep(nP, nO, -beta, -alpha, child_n, rules, tt, ctl)
+                v = -_deep(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
             else:
-                v = -_deep(nP, nO, -alpha - 1, -alpha, child_n, rules, tt, ctl)
+                v = -_deep(nP, nO, -alpha - 1, -alpha, child_n, rules, tt, ctl, W)
                 if alpha < v < beta and ctl[ABORTED] == 0:
-                    v = -_deep(nP, nO, -beta, -alpha, child_n, rules, tt, ctl)
+                    v = -_deep(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
             if ctl[ABORTED] != 0:
                 return 0
         elif best == -INF or beta - alpha <= 1:
@@ -565,11 +573,19 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl):
 
 _SIG_ROOT = types.UniTuple(types.int64, 2)(types.uint64, types.uint64, types.int64, types.int64,
                                              types.int64, types.uint64[:, ::1], types.int64[::1])
+_SIG_ROOT_EVAL = types.UniTuple(types.int64, 2)(
+    types.uint64, types.uint64, types.int64, types.int64, types.int64, types.uint64[:, ::1],
+    types.int64[::1], types.int32[:, ::1])
+# no evaluation: move ordering by mobility, stability and parity only
+_NO_W = np.zeros((1, 1), np.int32)
 
 
-@njit(_SIG_ROOT, cache=True, nogil=True)
-def solve_root(P, O, alpha, beta, rules, tt, ctl):
+@njit(_SIG_ROOT_EVAL, cache=True, nogil=True)
+def solve_root_eval(P, O, alpha, beta, rules, tt, ctl, W):
     """Fail-soft negamax value of (P, O) in the window (alpha, beta), and a best move.
+
+    ``W``: pattern-evaluation weights for the rules, used to order moves at nodes with at
+    least ``EVAL_ORDER_MIN`` empties (a (1, 1) array turns that off).
 
     For MCTS kernels and :func:`solve`: plain arguments, the table ``tt`` from :func:`new_table`
     and the control array ``ctl`` from :func:`new_control`.  Nodes are added to ``ctl[NODES]``;
@@ -585,7 +601,7 @@ def solve_root(P, O, alpha, beta, rules, tt, ctl):
     if moves == U0:
         if legal_moves(O, P) == U0:
             return disc_score(popcount(P), popcount(O), rules), -1
-        v = -_any(O, P, -beta, -alpha, n, rules, tt, ctl)
+        v = -_any(O, P, -beta, -alpha, n, rules, tt, ctl, W)
         return v, PASS
     odd = _odd_quadrants(~(P | O))
     base = SCRATCH + 64 * SLOT
@@ -619,11 +635,11 @@ def solve_root(P, O, alpha, beta, rules, tt, ctl):
         nP = O ^ f
         nO = P ^ f ^ m
         if best == -INF or beta - alpha <= 1:
-            v = -_any(nP, nO, -beta, -alpha, child_n, rules, tt, ctl)
+            v = -_any(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
         else:
-            v = -_any(nP, nO, -alpha - 1, -alpha, child_n, rules, tt, ctl)
+            v = -_any(nP, nO, -alpha - 1, -alpha, child_n, rules, tt, ctl, W)
             if alpha < v < beta and ctl[ABORTED] == 0:
-                v = -_any(nP, nO, -beta, -alpha, child_n, rules, tt, ctl)
+                v = -_any(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
         if ctl[ABORTED] != 0:
             ctl[BEST] = best_move if best > -INF else -1
             return best, best_move
@@ -636,6 +652,13 @@ def solve_root(P, O, alpha, beta, rules, tt, ctl):
                 alpha = v
     ctl[BEST] = best_move
     return best, best_move
+
+
+@njit(_SIG_ROOT, cache=True, nogil=True)
+def solve_root(P, O, alpha, beta, rules, tt, ctl):
+    """Fail-soft negamax value of (P, O) in the window (alpha, beta), and a best move; see
+    :func:`solve_root_eval` (this one orders moves without the evaluation)."""
+    return solve_root_eval(P, O, alpha, beta, rules, tt, ctl, np.zeros((1, 1), np.int32))
 
 
 @njit(cache=True)
@@ -724,6 +747,20 @@ class Solver:
         self.ctl = new_control()
         self._generation = 0
         self._lock = threading.Lock()
+        self._w: dict[int, np.ndarray] = {}
+
+    def _weights(self, rules: int) -> np.ndarray:
+        # the shipped evaluation orders moves near the root; without it, mobility alone
+        w = self._w.get(rules)
+        if w is None:
+            try:
+                from engine_server.eval.weights import default_weights
+                w = default_weights(rules)
+            except Exception as e:  # a missing weights file must not stop the solver
+                log.warning("solver_without_eval", error=str(e))
+                w = _NO_W
+            self._w[rules] = w
+        return w
 
     def clear(self) -> None:
         """Forget every stored result (they stay valid; this only frees the table)."""
@@ -792,7 +829,8 @@ class Solver:
             # walks back to where it stopped through table cutoffs.
             ctl[LIMIT] = done + (min(cap - done, chunk) if watched else cap - done)
             tc = time.monotonic()
-            score, move = solve_root(P, O, a, b, rules, self.tt, ctl)
+            score, move = solve_root_eval(P, O, a, b, rules, self.tt, ctl,
+                                          self._weights(int(rules)))
             dt = time.monotonic() - tc
             if ctl[ABORTED] == 0:
                 return WindowResult(True, int(score), None if move < 0 else int(move),
@@ -857,5 +895,6 @@ def solve_move_scores(position: Position) -> dict[int, int]:
 
 
 __all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores", "solve_root",
+           "solve_root_eval",
            "default_solver", "new_table", "new_control", "MODES", "NODES", "LIMIT", "ABORTED",
            "BEST", "GENERATION", "SHALLOW"]
