@@ -51,7 +51,7 @@ def bench_search(spec: str, seconds: float, position: str, repeat: int) -> dict[
     pos = parse_position(position)
     agent = make_agent(spec)
     agent.search(pos, Limits(iterations=20))  # compile / load kernels outside the timing
-    ips, pps, overruns = [], [], []
+    ips, pps, nps, depths, overruns = [], [], [], [], []
     for _ in range(repeat):
         agent.reset()
         t0 = time.monotonic()
@@ -60,11 +60,15 @@ def bench_search(spec: str, seconds: float, position: str, repeat: int) -> dict[
         overruns.append(wall - seconds)
         ips.append(r.iterations / r.elapsed)
         pps.append(r.playouts / r.elapsed)
+        nps.append(r.search_nodes / r.elapsed)
+        depths.append(r.iterations)
     raw = raw_playout_rate()
     return {"bench": "search", "agent": spec, "position": position, "seconds": seconds,
             "runs": repeat, "iterations_per_s": median(ips), "playouts_per_s": median(pps),
             "max_overrun_s": max(overruns), "raw_playouts_per_s": raw,
-            "ratio_to_raw": median(pps) / raw, "tree_nodes": r.tree_nodes}
+            "ratio_to_raw": median(pps) / raw, "tree_nodes": r.tree_nodes,
+            # depth-first agents (ab, best): nodes per second and the depth reached
+            "search_nodes_per_s": median(nps), "depth": median(depths)}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -27,6 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--rules", default="standard", choices=["standard", "reversed"])
     t.add_argument("--wthor", type=Path, default=DEFAULT_WTHOR,
                    help="directory of WTHOR .wtb files (standard rules)")
+    t.add_argument("--no-wthor", action="store_true",
+                   help="standard rules from self-play only (no WTHOR games)")
     t.add_argument("--games", type=int, default=None,
                    help="use only the first N WTHOR games (a quick run)")
     t.add_argument("--selfplay", type=int, default=0,
@@ -65,8 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.monotonic()
     parts = []
     sources = []
-    if rules == int(Rules.STANDARD) and args.wthor is not None and args.selfplay == 0 \
-            or args.games:
+    if rules == int(Rules.STANDARD) and not args.no_wthor:
         name = "wthor" if args.games is None else f"wthor-{args.games}"
         cache = args.work / f"{name}-s{args.solve_empties}.npz"
         parts.append(patterns.wthor_dataset(args.wthor, cache, args.solve_empties,
@@ -76,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         print("othello-train: no data (reversed rules need --selfplay N)", file=sys.stderr)
         return 2
     weights = None
+    if parts and args.selfplay:
+        # the first self-play generation already searches with the weights of the WTHOR games
+        weights, _ = patterns.train(patterns.Dataset.concat(parts), args.iterations, args.l2,
+                                    args.window, log=log)
     for gen in range(max(1, args.generations) if args.selfplay else 0):
         from . import selfplay
 
