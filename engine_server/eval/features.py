@@ -77,8 +77,8 @@ _D2 = U(0x3333000033330000)
 _D4 = U(0x0F0F0F0F00000000)
 _B = U(0xFF)
 _GATHER = U(0x0101010101010101)
-_DIAG_MASKS = np.array([sum(1 << (9 * j + 8 - L) for j in range(L)) for L in (8, 7, 6, 5, 4)],
-                       dtype=np.uint64)
+# diagonals of length L from (8 - L, 0) down-right: squares 9 * j + 8 - L
+_M8, _M7, _M6, _M5, _M4 = (U(sum(1 << (9 * j + 8 - L) for j in range(L))) for L in (8, 7, 6, 5, 4))
 
 
 @njit(cache=True, inline="always")
@@ -127,8 +127,14 @@ def _tri(T, p, o):
 
 
 @njit(cache=True, inline="always")
-def _image_indices(p, o, T, DM, out, base):
-    """Indices (offsets included) of the 11 patterns read on one image, at out[base:base+11]."""
+def _diag(x, m, shift):
+    # the diagonal's squares gathered into the top byte by one multiplication
+    return np.int64((((x & m) * _GATHER) >> U(56)) >> shift)
+
+
+@njit(cache=True, inline="always")
+def _image(p, o, T):
+    """Weight indices (offsets included) of the 11 patterns read on one image (p, o)."""
     p0 = np.int64(p & _B)
     o0 = np.int64(o & _B)
     p1 = np.int64((p >> U(8)) & _B)
@@ -139,34 +145,31 @@ def _image_indices(p, o, T, DM, out, base):
     o3 = np.int64((o >> U(24)) & _B)
     xp = np.int64(((p >> U(9)) & U(1)) | ((p >> U(13)) & U(2)))
     xo = np.int64(((o >> U(9)) & U(1)) | ((o >> U(13)) & U(2)))
-    out[base + 0] = _tri(T, p0, o0) + 6561 * _tri(T, xp, xo)
-    out[base + 1] = (_tri(T, p0 & 7, o0 & 7) + 27 * _tri(T, p1 & 7, o1 & 7)
-                     + 729 * _tri(T, p2 & 7, o2 & 7)) + 59049
-    out[base + 2] = _tri(T, p0 & 31, o0 & 31) + 243 * _tri(T, p1 & 31, o1 & 31) + 78732
-    out[base + 3] = _tri(T, p1, o1) + 137781
-    out[base + 4] = _tri(T, p2, o2) + 144342
-    out[base + 5] = _tri(T, p3, o3) + 150903
-    off = 157464
-    for j in range(5):
-        m = DM[j]
-        s = U(j)
-        dp = np.int64((((p & m) * _GATHER) >> U(56)) >> s)
-        do = np.int64((((o & m) * _GATHER) >> U(56)) >> s)
-        out[base + 6 + j] = _tri(T, dp, do) + off
-        off += 6561 // (3 ** j)
+    return (_tri(T, p0, o0) + 6561 * _tri(T, xp, xo),
+            _tri(T, p0 & 7, o0 & 7) + 27 * _tri(T, p1 & 7, o1 & 7)
+            + 729 * _tri(T, p2 & 7, o2 & 7) + 59049,
+            _tri(T, p0 & 31, o0 & 31) + 243 * _tri(T, p1 & 31, o1 & 31) + 78732,
+            _tri(T, p1, o1) + 137781,
+            _tri(T, p2, o2) + 144342,
+            _tri(T, p3, o3) + 150903,
+            _tri(T, _diag(p, _M8, U(0)), _diag(o, _M8, U(0))) + 157464,
+            _tri(T, _diag(p, _M7, U(1)), _diag(o, _M7, U(1))) + 164025,
+            _tri(T, _diag(p, _M6, U(2)), _diag(o, _M6, U(2))) + 166212,
+            _tri(T, _diag(p, _M5, U(3)), _diag(o, _M5, U(3))) + 166941,
+            _tri(T, _diag(p, _M4, U(4)), _diag(o, _M4, U(4))) + 167184)
 
 
 @njit(cache=True)
 def feature_indices(P, O, out):
     """The N_FEATURES weight indices of position (P, O) into ``out`` (int64 array)."""
     T = _T
-    DM = _DIAG_MASKS
     for k in range(8):
-        _image_indices(symmetry(P, k), symmetry(O, k), T, DM, out, k * N_PATTERNS)
-    mo = popcount(legal_moves(P, O))
-    mt = popcount(legal_moves(O, P))
-    out[88] = OFF_MOB_OWN + min(mo, 31)
-    out[89] = OFF_MOB_OPP + min(mt, 31)
+        t = _image(symmetry(P, k), symmetry(O, k), T)
+        base = k * N_PATTERNS
+        for j in range(N_PATTERNS):
+            out[base + j] = t[j]
+    out[88] = OFF_MOB_OWN + min(popcount(legal_moves(P, O)), 31)
+    out[89] = OFF_MOB_OPP + min(popcount(legal_moves(O, P)), 31)
     out[90] = OFF_BIAS
 
 
@@ -179,43 +182,15 @@ OFF_BIAS = int(OFFSETS[BIAS])
 def evaluate_raw(P, O, W):
     """Evaluation of (P, O) for the side to move in 1/WEIGHT_SCALE disc (``W``: int16 or
     int32 array [N_STAGES, N_WEIGHTS])."""
-    e = 64 - popcount(P | O)
-    w = W[stage_of(e)]
+    w = W[stage_of(64 - popcount(P | O))]
     T = _T
-    DM = _DIAG_MASKS
     s = np.int64(0)
     for k in range(8):
-        p = symmetry(P, k)
-        o = symmetry(O, k)
-        p0 = np.int64(p & _B)
-        o0 = np.int64(o & _B)
-        p1 = np.int64((p >> U(8)) & _B)
-        o1 = np.int64((o >> U(8)) & _B)
-        p2 = np.int64((p >> U(16)) & _B)
-        o2 = np.int64((o >> U(16)) & _B)
-        p3 = np.int64((p >> U(24)) & _B)
-        o3 = np.int64((o >> U(24)) & _B)
-        xp = np.int64(((p >> U(9)) & U(1)) | ((p >> U(13)) & U(2)))
-        xo = np.int64(((o >> U(9)) & U(1)) | ((o >> U(13)) & U(2)))
-        s += w[_tri(T, p0, o0) + 6561 * _tri(T, xp, xo)]
-        s += w[_tri(T, p0 & 7, o0 & 7) + 27 * _tri(T, p1 & 7, o1 & 7)
-               + 729 * _tri(T, p2 & 7, o2 & 7) + 59049]
-        s += w[_tri(T, p0 & 31, o0 & 31) + 243 * _tri(T, p1 & 31, o1 & 31) + 78732]
-        s += w[_tri(T, p1, o1) + 137781]
-        s += w[_tri(T, p2, o2) + 144342]
-        s += w[_tri(T, p3, o3) + 150903]
-        off = 157464
-        for j in range(5):
-            m = DM[j]
-            sh = U(j)
-            dp = np.int64((((p & m) * _GATHER) >> U(56)) >> sh)
-            do = np.int64((((o & m) * _GATHER) >> U(56)) >> sh)
-            s += w[_tri(T, dp, do) + off]
-            off += 6561 // (3 ** j)
-    mo = popcount(legal_moves(P, O))
-    mt = popcount(legal_moves(O, P))
-    s += w[OFF_MOB_OWN + min(mo, 31)]
-    s += w[OFF_MOB_OPP + min(mt, 31)]
+        t = _image(symmetry(P, k), symmetry(O, k), T)
+        s += (w[t[0]] + w[t[1]] + w[t[2]] + w[t[3]] + w[t[4]] + w[t[5]] + w[t[6]] + w[t[7]]
+              + w[t[8]] + w[t[9]] + w[t[10]])
+    s += w[OFF_MOB_OWN + min(popcount(legal_moves(P, O)), 31)]
+    s += w[OFF_MOB_OPP + min(popcount(legal_moves(O, P)), 31)]
     s += w[OFF_BIAS]
     return s
 
@@ -235,13 +210,9 @@ def features_batch(Ps, Os, out):
 
 
 def _check_layout() -> None:
-    # the literal offsets in the kernels above must match SIZES
-    expect = [0, 59049, 78732, 137781, 144342, 150903, 157464]
-    assert list(OFFSETS[:7]) == expect, OFFSETS
-    off = 157464
-    for j in range(5):
-        assert OFFSETS[DIAG8 + j] == off
-        off += 6561 // (3 ** j)
+    # the literal offsets in _image must match SIZES
+    expect = [0, 59049, 78732, 137781, 144342, 150903, 157464, 164025, 166212, 166941, 167184]
+    assert list(OFFSETS[:11]) == expect, OFFSETS
 
 
 _check_layout()
