@@ -36,6 +36,8 @@ from engine_server.game.bitboard import (
     popcount,
 )
 
+from .bounds import table_cut
+
 SCALE = 4                 # score units per disc
 RAW_SHIFT = 4             # evaluate_raw is in 1/64 disc: >> 4 gives quarter discs
 EVAL_MAX = 64 * SCALE - 1  # an evaluation never claims a certain wipe-out
@@ -150,18 +152,10 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
     if d & _VALID and keys[i, 0] == P and keys[i, 1] == O and ((d >> _RULES_SHIFT) & 3) == rules:
         hash_move = (d >> _MOVE_SHIFT) & _M8
         if ((d >> _DEPTH_SHIFT) & _M8) >= depth:
-            lo = ((d >> _LO_SHIFT) & _M16) - _OFF
-            up = ((d >> _UP_SHIFT) & _M16) - _OFF
-            if lo >= beta:
-                return lo
-            if up <= alpha:
-                return up
-            if lo == up:
-                return lo
-            if lo > alpha:
-                alpha = lo
-            if up < beta:
-                beta = up
+            cut, v, alpha, beta = table_cut(((d >> _LO_SHIFT) & _M16) - _OFF,
+                                            ((d >> _UP_SHIFT) & _M16) - _OFF, alpha, beta)
+            if cut:
+                return v
     alpha0 = alpha
     best = -INF
     best_move = _NO_MOVE

@@ -52,6 +52,8 @@ from engine_server.game.bitboard import (
 )
 from engine_server.log import get_logger
 
+from .bounds import table_cut
+
 log = get_logger("endgame")
 
 SHALLOW = 6          # nodes with at most this many empties skip the table and the sorting
@@ -468,18 +470,10 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     j = _tt_find(tt, ti, P, O, rules)
     if j >= 0:
         d = np.int64(tt[j, TT_DATA])
-        lo = ((d >> _LO_SHIFT) & 255) - 64
-        up = ((d >> _UP_SHIFT) & 255) - 64
-        if lo >= beta:
-            return lo
-        if up <= alpha:
-            return up
-        if lo == up:
-            return lo
-        if lo > alpha:
-            alpha = lo
-        if up < beta:
-            beta = up
+        cut, v, alpha, beta = table_cut(((d >> _LO_SHIFT) & 255) - 64,
+                                        ((d >> _UP_SHIFT) & 255) - 64, alpha, beta)
+        if cut:
+            return v
         hash_move = (d >> _MOVE_SHIFT) & 255
     alpha_in = alpha
 
