@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 from numba import njit
 
 from engine_server.search.endgame import LIMIT, NODES, new_control, new_table, solve_root
+
+from .pool import run_chunks
 
 INF = 65
 
@@ -30,26 +30,11 @@ def solve_many(P: np.ndarray, O: np.ndarray, rules: int, threads: int = 2,
     n = len(P)
     out = np.zeros(n, np.int64)
     done = np.zeros(n, np.bool_)
-    starts = list(range(0, n, chunk))
-    lock = threading.Lock()
 
-    def work() -> None:
-        tt = new_table(table_bits)
-        ctl = new_control()
-        while True:
-            with lock:
-                if not starts:
-                    return
-                s = starts.pop(0)
-            e = min(n, s + chunk)
-            _solve_many(P[s:e], O[s:e], np.int64(rules), tt, ctl, out[s:e], done[s:e])
-            if progress is not None:
-                with lock:
-                    progress(e - s)
+    def work(state, s: int, e: int) -> None:
+        tt, ctl = state
+        _solve_many(P[s:e], O[s:e], np.int64(rules), tt, ctl, out[s:e], done[s:e])
 
-    ts = [threading.Thread(target=work, daemon=True) for _ in range(max(1, threads))]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    run_chunks(n, chunk, threads, lambda: (new_table(table_bits), new_control()), work,
+               progress)
     return out

@@ -12,7 +12,6 @@ with the weights fitted on the games before (tabula rasa, as seed 003 asks of it
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +24,9 @@ from engine_server.game.bitboard import (
     U0,
     U1,
     legal_moves,
+    lowest_square,
     make_move,
-    make_rng,
+    nth_bit,
     popcount,
     rng_below,
 )
@@ -34,6 +34,7 @@ from engine_server.search import alphabeta as AB
 from engine_server.search.endgame import LIMIT, NODES, new_control, new_table, solve_root
 
 from .patterns import Dataset
+from .pool import run_chunks
 
 
 @njit(cache=True, nogil=True)
@@ -47,10 +48,7 @@ def _pick(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds):
     while mm != U0:
         m = mm & (~mm + U1)
         mm ^= m
-        sq = 0
-        while (m >> np.uint64(sq)) != U1:
-            sq += 1
-        order[n] = sq
+        order[n] = lowest_square(m)
         n += 1
     # shuffle so that equal scores (zero weights) pick at random
     for i in range(n - 1, 0, -1):
@@ -108,16 +106,7 @@ def play_games(n_games, seed, W, rules, depth, random_plies, solve_empties, keys
             if moves == U0:
                 sq = 64
             elif ply < n_random:
-                sq = order[0]
-                c = popcount(moves)
-                j = rng_below(rng, c)
-                mm = moves
-                for _ in range(j):
-                    mm &= mm - U1
-                m = mm & (~mm + U1)
-                sq = 0
-                while (m >> np.uint64(sq)) != U1:
-                    sq += 1
+                sq = lowest_square(nth_bit(moves, rng_below(rng, popcount(moves))))
             else:
                 sq = _pick(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds)
             P, O = make_move(P, O, sq)
@@ -148,45 +137,31 @@ def dataset(agent_spec: str, rules: int, games: int, solve_empties: int, seed: i
     random_plies = spec_random if random_plies is None else random_plies
     if weights is None:
         weights = np.zeros((N_STAGES, N_WEIGHTS), np.int32)
-    chunk = 200
-    starts = list(range(0, games, chunk))
-    parts: dict[int, Dataset] = {}
-    lock = threading.Lock()
     done = [0]
 
-    def work() -> None:
-        keys = np.zeros((1 << 18, 2), np.uint64)
-        data = np.zeros(1 << 18, np.int64)
-        ctl = np.zeros(AB.CTL_SIZE, np.int64)
-        stt = new_table(18)
-        sctl = new_control()
-        while True:
-            with lock:
-                if not starts:
-                    return
-                s = starts.pop(0)
-            n = min(chunk, games - s)
-            cap = n * 64
-            P = np.zeros(cap, np.uint64)
-            O = np.zeros(cap, np.uint64)
-            e = np.zeros(cap, np.int64)
-            t = np.zeros(cap, np.int64)
-            g = np.zeros(cap, np.int64)
-            c = np.zeros(cap, np.bool_)
-            k = play_games(n, seed * 1_000_003 + s, weights, np.int64(rules), depth,
-                           random_plies, solve_empties, keys, data, ctl, stt, sctl, P, O, e,
-                           t, g, c, s)
-            with lock:
-                parts[s] = Dataset(P[:k], O[:k], e[:k].astype(np.int8),
-                                   t[:k].astype(np.int8), g[:k])
-                done[0] += n
-                log(f"self-play: {done[0]}/{games} games")
+    def state():
+        return (np.zeros((1 << 18, 2), np.uint64), np.zeros(1 << 18, np.int64),
+                np.zeros(AB.CTL_SIZE, np.int64), new_table(18), new_control())
 
-    ts = [threading.Thread(target=work, daemon=True) for _ in range(max(1, threads))]
-    for t_ in ts:
-        t_.start()
-    for t_ in ts:
-        t_.join()
+    def work(st, s: int, e: int) -> Dataset:
+        keys, data, ctl, stt, sctl = st
+        n = e - s
+        cap = n * 64
+        P = np.zeros(cap, np.uint64)
+        O = np.zeros(cap, np.uint64)
+        em = np.zeros(cap, np.int64)
+        t = np.zeros(cap, np.int64)
+        g = np.zeros(cap, np.int64)
+        c = np.zeros(cap, np.bool_)
+        k = play_games(n, seed * 1_000_003 + s, weights, np.int64(rules), depth, random_plies,
+                       solve_empties, keys, data, ctl, stt, sctl, P, O, em, t, g, c, s)
+        return Dataset(P[:k], O[:k], em[:k].astype(np.int8), t[:k].astype(np.int8), g[:k])
+
+    def progress(count: int) -> None:
+        done[0] += count
+        log(f"self-play: {done[0]}/{games} games")
+
+    parts = run_chunks(games, 200, threads, state, work, progress)
     d = Dataset(*(np.concatenate([getattr(parts[s], k) for s in sorted(parts)])
                   for k in ("P", "O", "empties", "target", "game")))
     d.save(cache)

@@ -202,13 +202,6 @@ def evaluate_batch(Ps, Os, W, out):
         out[i] = evaluate_raw(Ps[i], Os[i], W)
 
 
-@njit(cache=True)
-def features_batch(Ps, Os, out):
-    """Feature indices of many positions into ``out`` [n, N_FEATURES]."""
-    for i in range(Ps.shape[0]):
-        feature_indices(Ps[i], Os[i], out[i])
-
-
 def _check_layout() -> None:
     # the literal offsets in _image must match SIZES
     expect = [0, 59049, 78732, 137781, 144342, 150903, 157464, 164025, 166212, 166941, 167184]
@@ -219,4 +212,4 @@ _check_layout()
 
 __all__ = ["NAMES", "SIZES", "OFFSETS", "N_WEIGHTS", "N_FEATURES", "N_STAGES", "WEIGHT_SCALE",
            "stage_of", "symmetry", "feature_indices", "evaluate_raw", "evaluate_batch",
-           "features_batch", "flip_vertical", "mirror_horizontal", "transpose"]
+           "flip_vertical", "mirror_horizontal", "transpose"]

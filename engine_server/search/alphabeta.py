@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit, types
@@ -327,7 +327,6 @@ class Iteration:
     nodes: int
     seconds: float
     complete: bool
-    moves: dict[int, tuple[int, int]] = field(default_factory=dict)  # move -> (score, kind)
 
 
 @dataclass
