@@ -130,8 +130,8 @@ class FuzzTarget:
 
     def __init__(self, protocol: str, agent: str = "uct:iterations=30", move_time: float = 0.05):
         from engine_server.session import EngineOptions, Output, Session
-        from protocol.gtp import GtpHandler
-        from protocol.nboard import NBoardHandler
+        from engine_server.protocol.gtp import GtpHandler
+        from engine_server.protocol.nboard import NBoardHandler
 
         self.protocol = protocol
         self.lines: list[str] = []
@@ -170,7 +170,7 @@ def _gtp_responses(lines: list[str]) -> tuple[int, list[str], bool]:
 
 def check_line(t: FuzzTarget, line: str, stats: FuzzStats) -> None:
     """Feed one line and check the invariants of the module docstring."""
-    from protocol.common import clean_line
+    from engine_server.protocol.common import clean_line
 
     before = t.state()
     n0 = len(t.lines)

@@ -6,8 +6,8 @@ import threading
 import time
 
 from engine_server.session import EngineOptions, Output, Session
-from protocol.gtp import GtpHandler
-from protocol.nboard import NBoardHandler
+from engine_server.protocol.gtp import GtpHandler
+from engine_server.protocol.nboard import NBoardHandler
 
 
 class Harness:

@@ -111,7 +111,7 @@ def test_stdout_holds_only_protocol_lines_even_at_debug_level(tmp_path):
 
 
 def _nboard_game_line(game: Game) -> str:
-    from protocol.ggf import GgfRecord, MoveItem
+    from engine_server.game.ggf import GgfRecord, MoveItem
 
     return GgfRecord(start=game.start, moves=[MoveItem(m) for m in game.moves]).to_text()
 

@@ -32,7 +32,7 @@ from benchmarks.fuzz import (
     still_answers,
 )
 from clients.remote import RemoteEngine
-from protocol.common import clean_line
+from engine_server.protocol.common import clean_line
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}

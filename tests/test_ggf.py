@@ -3,7 +3,7 @@
 import pytest
 
 from engine_server.game import PASS, Color, Game, Position, Rules, parse_move
-from protocol import ggf
+from engine_server.game import ggf
 
 S = "8 ---------------------------O*------*O--------------------------- *"
 P8 = "B[D3]W[C3]B[B3]W[B2]B[F5]W[A3]B[A1]W[C1]"

@@ -30,7 +30,7 @@ from clients.match.tournament import (
     schedule,
 )
 from engine_server.game import Game, Position, Rules, parse_move
-from protocol import ggf
+from engine_server.game import ggf
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable

@@ -33,11 +33,11 @@ Running again with the same arguments resumes from DIR/journal.jsonl.
 
 def parse_clock(text: str) -> tuple[float, float]:
     """``MAIN[/INC]`` in seconds, each also as ``m:ss`` or ``h:mm:ss``."""
-    from protocol.ggf import GgfError, _parse_clock
+    from engine_server.game.ggf import GgfError, parse_clock
 
     main, _, inc = text.partition("/")
     try:
-        m, i = _parse_clock(main), (_parse_clock(inc) if inc.strip() else 0.0)
+        m, i = parse_clock(main), (parse_clock(inc) if inc.strip() else 0.0)
     except GgfError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
     if m <= 0 or i < 0:

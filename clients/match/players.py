@@ -32,7 +32,7 @@ from engine_server.game import PASS, Color, Game, NotationError, Position, Rules
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits
 from engine_server.search.timeman import ABSOLUTE, FISCHER, Clock, TimeManager
-from protocol import ggf
+from engine_server.game import ggf
 
 from clients.engine_process import EngineProcess, EngineTimeout
 

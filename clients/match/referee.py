@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 
 from engine_server.game import PASS, Color, Game, Position, Rules, square_name
 from engine_server.log import get_logger
-from protocol import ggf
+from engine_server.game import ggf
 
 from .players import (
     Player,

@@ -15,6 +15,8 @@ Board forms handled here:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .bitboard import PASS
@@ -176,3 +178,12 @@ def board_to_botzone(black: int, white: int) -> list[list[int]]:
         elif white >> i & 1:
             grid[x][y] = -1
     return grid
+
+
+def finite_float(text: str) -> float:
+    """A float that is neither inf nor nan (clocks and intervals must stay numbers a deadline
+    can be computed from); ValueError otherwise."""
+    v = float(text)
+    if not math.isfinite(v):
+        raise ValueError(f"not a finite number: {text!r}")
+    return v

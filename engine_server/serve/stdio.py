@@ -19,7 +19,7 @@ from typing import IO
 
 from engine_server.log import get_logger
 from engine_server.session import EngineOptions, Output, Session
-from protocol.common import clean_line
+from engine_server.protocol.common import clean_line
 
 log = get_logger("stdio")
 
@@ -33,10 +33,10 @@ def detect_protocol(line: str) -> str:
 
 def make_handler(protocol: str, session: Session):
     if protocol == "nboard":
-        from protocol.nboard import NBoardHandler
+        from engine_server.protocol.nboard import NBoardHandler
 
         return NBoardHandler(session)
-    from protocol.gtp import GtpHandler
+    from engine_server.protocol.gtp import GtpHandler
 
     return GtpHandler(session)
 

@@ -31,7 +31,7 @@ import zmq.auth
 
 from engine_server.log import get_logger
 from engine_server.session import EngineOptions, Output, Session
-from protocol.common import clean_line
+from engine_server.protocol.common import clean_line
 
 from .stdio import detect_protocol, make_handler
 

@@ -17,19 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from engine_server.game import (
-    PASS,
-    Color,
-    Game,
-    IllegalMoveError,
-    NotationError,
-    Position,
-    Rules,
-    parse_move,
-    square_name,
-)
-
-from .common import finite_float
+from .notation import NotationError, finite_float, parse_move, square_name
+from .bitboard import PASS
+from .position import Color, Game, IllegalMoveError, Position, Rules
 
 KNOWN_TAGS = frozenset("GM PC DT PB PW RB RW TI TB TW TY BO B W RE CO KB KW KM".split())
 
@@ -93,7 +83,7 @@ class TimeControl:
         return f"{_fmt_clock(self.main)}/{_fmt_clock(self.increment)}/{_fmt_clock(self.grace)}"
 
 
-def _parse_clock(value: str) -> float:
+def parse_clock(value: str) -> float:
     """``[[d.]h:]m:s`` or plain seconds."""
     v = value.strip()
     if not v:
@@ -123,9 +113,9 @@ def _fmt_clock(seconds: float) -> str:
 
 def parse_time_control(value: str) -> TimeControl:
     parts = value.split("/")
-    main = _parse_clock(parts[0])
-    inc = _parse_clock(parts[1]) if len(parts) > 1 else 0.0
-    grace = _parse_clock(parts[2]) if len(parts) > 2 and parts[2].strip() else 120.0
+    main = parse_clock(parts[0])
+    inc = parse_clock(parts[1]) if len(parts) > 1 else 0.0
+    grace = parse_clock(parts[2]) if len(parts) > 2 and parts[2].strip() else 120.0
     return TimeControl(main, inc, grace)
 
 

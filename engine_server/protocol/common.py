@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from engine_server.game import PASS, square_name
+from engine_server.game.notation import finite_float
 from engine_server.search.limits import Limits, SearchResult
 
 
@@ -21,15 +22,6 @@ def clean_line(raw: str, cut_comments: bool = False) -> str:
     if cut_comments:
         line = line.split("#", 1)[0]
     return line.strip()
-
-
-def finite_float(text: str) -> float:
-    """A float that is neither inf nor nan (clocks and intervals must stay numbers a deadline
-    can be computed from); ValueError otherwise."""
-    v = float(text)
-    if not math.isfinite(v):
-        raise ValueError(f"not a finite number: {text!r}")
-    return v
 
 
 def depth_limits(depth: int) -> Limits:

@@ -16,7 +16,7 @@ from engine_server.search.limits import SearchResult
 from engine_server.search.timeman import ABSOLUTE, FISCHER, Clock, TimeManager
 from engine_server.session import SearchJob, Session
 
-from . import ggf
+from engine_server.game import ggf
 from .common import clean_line, depth_limits, depth_token, move_text
 
 log = get_logger("nboard")

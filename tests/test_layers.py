@@ -1,0 +1,122 @@
+"""The import contract: layers import downward only (docs/extending.md, "Layers").
+
+Every ``import`` in the project's packages, at module level or inside a function, is resolved to
+the layer it names; a module may import its own layer or one below it, never one above.  The
+checker is tested on hand-made modules too, so the contract cannot pass by checking nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# Lowest first.  A module belongs to the layer of its longest matching prefix.
+LAYERS: list[tuple[str, ...]] = [
+    ("engine_server.log", "engine_server.game"),
+    ("engine_server.eval",),
+    ("engine_server.search",),
+    ("engine_server.agents",),
+    ("engine_server.session",),
+    ("engine_server.protocol",),
+    ("engine_server.serve", "engine_server.cli", "engine_server.__main__"),
+    ("clients", "training", "benchmarks"),
+]
+PACKAGES = ("engine_server", "clients", "training", "benchmarks")
+# The package root holds only the version string: every layer may read it.
+SHARED = ("engine_server",)
+
+
+def layer_of(module: str) -> int | None:
+    if module in SHARED:
+        return 0
+    best, best_len = None, -1
+    for i, prefixes in enumerate(LAYERS):
+        for p in prefixes:
+            if (module == p or module.startswith(p + ".")) and len(p) > best_len:
+                best, best_len = i, len(p)
+    return best
+
+
+def module_name(path: pathlib.Path, root: pathlib.Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def imported_modules(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in ``source``; ``from X import y`` yields
+    ``X.y`` as well as ``X``, because ``y`` may be a submodule of another layer."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.append((node.lineno, target))
+            found.extend((node.lineno, f"{target}.{a.name}") for a in node.names)
+    return found
+
+
+def violations(root: pathlib.Path, packages: tuple[str, ...] = PACKAGES) -> list[str]:
+    out = []
+    for pkg in packages:
+        for path in sorted((root / pkg).rglob("*.py")):
+            module = module_name(path, root)
+            own = layer_of(module)
+            if own is None:
+                out.append(f"{module}: in no layer")
+                continue
+            reported = set()
+            for line, target in imported_modules(path.read_text(), module,
+                                                 path.name == "__init__.py"):
+                theirs = layer_of(target)
+                if target not in SHARED and theirs is not None and theirs > own \
+                        and line not in reported:
+                    reported.add(line)
+                    out.append(f"{path.relative_to(root)}:{line}: {module} (layer {own}) "
+                               f"imports {target} (layer {theirs})")
+    return out
+
+
+def test_the_project_imports_downward_only():
+    assert violations(ROOT) == []
+
+
+def test_every_module_is_in_a_layer():
+    assert not [v for v in violations(ROOT) if "in no layer" in v]
+
+
+@pytest.mark.parametrize("source", [
+    "from engine_server.session import Session\n",
+    "import engine_server.protocol.gtp\n",
+    "def f():\n    from ..agents import make_agent\n",
+    "from engine_server import serve\n",
+])
+def test_a_lower_layer_importing_a_higher_one_is_reported(tmp_path, source):
+    (tmp_path / "engine_server" / "search").mkdir(parents=True)
+    (tmp_path / "engine_server" / "__init__.py").write_text("")
+    (tmp_path / "engine_server" / "search" / "__init__.py").write_text("")
+    (tmp_path / "engine_server" / "search" / "bad.py").write_text(source)
+    found = violations(tmp_path, ("engine_server",))
+    assert len(found) == 1 and "engine_server.search.bad (layer 2)" in found[0]
+
+
+def test_importing_downward_or_sideways_is_allowed(tmp_path):
+    (tmp_path / "engine_server" / "protocol").mkdir(parents=True)
+    (tmp_path / "engine_server" / "__init__.py").write_text("")
+    (tmp_path / "engine_server" / "protocol" / "__init__.py").write_text("")
+    (tmp_path / "engine_server" / "protocol" / "ok.py").write_text(
+        "from engine_server import __version__\nfrom engine_server.session import Session\n"
+        "from . import common\nfrom ..game import ggf\n")
+    assert violations(tmp_path, ("engine_server",)) == []
