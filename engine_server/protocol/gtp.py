@@ -10,6 +10,7 @@ inserts the pass.
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 from engine_server.agents import AgentSpecError
 from engine_server.game import (
@@ -20,6 +21,7 @@ from engine_server.game import (
     Position,
     parse_move,
 )
+from engine_server.game.notation import finite_float
 from engine_server.game import bitboard as bb
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
@@ -34,20 +36,14 @@ from engine_server.search.timeman import (
 )
 from engine_server.session import SCORE_SECONDS, SearchJob, Session
 
-from .common import clean_line, finite_float, lcb, move_text
+from .common import clean_line, lcb, move_text
+from .registry import Call, CommandRegistry, Reply
 
 log = get_logger("gtp")
 
 ANALYZE_LIMIT = 3600.0  # an analysis never runs longer than this without input
 
-COMMANDS = [
-    "protocol_version", "name", "version", "known_command", "list_commands", "quit",
-    "boardsize", "clear_board", "komi", "play", "genmove", "reg_genmove", "undo", "showboard",
-    "final_score", "set_game", "list_games", "time_settings", "time_left", "kgs-time_settings",
-    "kata-time_settings", "kata-list_time_settings", "lz-analyze", "kata-analyze",
-    "lz-genmove_analyze", "kata-genmove_analyze", "stop", "othello-agent", "othello-rules",
-    "othello-setboard",
-]
+GtpCommand = Callable[["GtpHandler", Call], "str | Reply"]
 
 
 class GtpError(Exception):
@@ -80,7 +76,9 @@ def _color(text: str) -> Color:
 
 
 class GtpHandler:
-    interrupt_words = ("quit",)
+    """GTP over a ``Session``: ``handle_line`` in, lines out through ``session.output``."""
+
+    commands: CommandRegistry[GtpCommand] = CommandRegistry("GTP")
 
     def __init__(self, session: Session, timeman: TimeManager | None = None):
         self.session = session
@@ -109,30 +107,25 @@ class GtpHandler:
             if not parts:
                 self._respond(cid, False, "missing command")
                 return True
-        name, args = parts[0], parts[1:]
-        method = getattr(self, "cmd_" + name.replace("-", "_"), None)
-        if name not in COMMANDS or method is None:
+        name = parts[0]
+        command = self.commands.get(name)
+        if command is None:
             self._respond(cid, False, "unknown command")
             return True
         try:
-            result = method(args, cid=cid, received=received)
-        except GtpError as e:
-            self._respond(cid, False, str(e))
-            return True
-        except AgentSpecError as e:
-            self._respond(cid, False, str(e))
-            return True
+            reply = command.func(self, Call(parts[1:], cid, received))
+        except (GtpError, AgentSpecError) as e:
+            reply = Reply(str(e), ok=False)
         except Exception as e:  # a bug must still get an answer, or the controller waits
             log.exception("command_failed", command=name)
-            self._respond(cid, False, f"internal error: {type(e).__name__}: {e}")
-            return True
-        if result is _STREAMING:
-            return True
-        self._respond(cid, True, result or "")
-        then = getattr(result, "then", None)
-        if then is not None:
-            then()
-        return name != "quit"
+            reply = Reply(f"internal error: {type(e).__name__}: {e}", ok=False)
+        if isinstance(reply, str):
+            reply = Reply(reply)
+        if not reply.streamed:
+            self._respond(cid, reply.ok, reply.text)
+        if reply.then is not None:
+            reply.then()
+        return not reply.quit
 
     def _respond(self, cid: str, ok: bool, text: str) -> None:
         lines = text.split("\n") if text else [""]
@@ -140,77 +133,91 @@ class GtpHandler:
         self.out.write(f"{head} {lines[0]}", *lines[1:], "")
 
     # --- administrative ---------------------------------------------------------------------
-    def cmd_protocol_version(self, args, **_):
+    @commands("protocol_version")
+    def cmd_protocol_version(self, c: Call) -> str | Reply:
         return "2"
 
-    def cmd_name(self, args, **_):
+    @commands("name")
+    def cmd_name(self, c: Call) -> str | Reply:
         return self.session.options.name
 
-    def cmd_version(self, args, **_):
+    @commands("version")
+    def cmd_version(self, c: Call) -> str | Reply:
         return self.session.options.version
 
-    def cmd_known_command(self, args, **_):
-        return "true" if args and args[0] in COMMANDS else "false"
+    @commands("known_command")
+    def cmd_known_command(self, c: Call) -> str | Reply:
+        return "true" if c.args and c.args[0] in self.commands else "false"
 
-    def cmd_list_commands(self, args, **_):
-        return "\n".join(COMMANDS)
+    @commands("list_commands")
+    def cmd_list_commands(self, c: Call) -> str | Reply:
+        return "\n".join(self.commands.names())
 
-    def cmd_quit(self, args, **_):
+    @commands("quit")
+    def cmd_quit(self, c: Call) -> str | Reply:
         self.session.stop()
-        return ""
+        return Reply(quit=True)
 
-    def cmd_boardsize(self, args, **_):
-        if not args or args[0] != "8":
+    @commands("boardsize")
+    def cmd_boardsize(self, c: Call) -> str | Reply:
+        if not c.args or c.args[0] != "8":
             raise GtpError("unacceptable size")
         self.session.new_game()
         self.inserted.clear()
         return ""
 
-    def cmd_clear_board(self, args, **_):
+    @commands("clear_board")
+    def cmd_clear_board(self, c: Call) -> str | Reply:
         self.session.new_game()
         self.inserted.clear()
         for c in self.clocks.values():
             c.reset()
         return ""
 
-    def cmd_komi(self, args, **_):
-        if args:
+    @commands("komi")
+    def cmd_komi(self, c: Call) -> str | Reply:
+        if c.args:
             try:
-                float(args[0])
+                float(c.args[0])
             except ValueError:
                 raise GtpError("komi not a float") from None
         return ""
 
-    def cmd_list_games(self, args, **_):
+    @commands("list_games")
+    def cmd_list_games(self, c: Call) -> str | Reply:
         return "Othello"
 
-    def cmd_set_game(self, args, **_):
-        if not args or args[0].lower() not in ("othello", "reversi"):
+    @commands("set_game")
+    def cmd_set_game(self, c: Call) -> str | Reply:
+        if not c.args or c.args[0].lower() not in ("othello", "reversi"):
             raise GtpError("unsupported game")
         return ""
 
-    def cmd_othello_agent(self, args, **_):
-        if not args:
+    @commands("othello-agent")
+    def cmd_othello_agent(self, c: Call) -> str | Reply:
+        if not c.args:
             return self.session.agent_spec
-        self.session.set_agent(" ".join(args))
+        self.session.set_agent(" ".join(c.args))
         return ""
 
-    def cmd_othello_rules(self, args, **_):
-        if not args:
+    @commands("othello-rules")
+    def cmd_othello_rules(self, c: Call) -> str | Reply:
+        if not c.args:
             return str(self.session.rules)
         try:
-            self.session.set_rules(args[0])
+            self.session.set_rules(c.args[0])
         except ValueError as e:
             raise GtpError(str(e)) from None
         return ""
 
-    def cmd_othello_setboard(self, args, **_):
+    @commands("othello-setboard")
+    def cmd_othello_setboard(self, c: Call) -> str | Reply:
         """``othello-setboard <64 squares X/O/-> <X|O>``: a new game from that position (judges
         that hand over boards instead of moves)."""
-        if len(args) != 2:
+        if len(c.args) != 2:
             raise GtpError("syntax error: othello-setboard <64 squares> <X|O>")
         try:
-            pos = Position.from_string(args[0], args[1], self.session.rules)
+            pos = Position.from_string(c.args[0], c.args[1], self.session.rules)
         except (NotationError, ValueError) as e:
             raise GtpError(f"bad board: {e}") from None
         self.session.new_game(pos)
@@ -225,12 +232,13 @@ class GtpHandler:
             self.session.play(PASS)
             self.inserted.add(len(self.session.game.moves) - 1)
 
-    def cmd_play(self, args, **_):
-        if len(args) < 2:
+    @commands("play")
+    def cmd_play(self, c: Call) -> str | Reply:
+        if len(c.args) < 2:
             raise GtpError("syntax error: play <color> <vertex>")
-        color = _color(args[0])
+        color = _color(c.args[0])
         try:
-            move = parse_move(args[1])
+            move = parse_move(c.args[1])
         except NotationError:
             raise GtpError("invalid vertex") from None
         pos = self.session.position
@@ -250,7 +258,8 @@ class GtpHandler:
             raise GtpError("illegal move") from None
         return ""
 
-    def cmd_undo(self, args, **_):
+    @commands("undo")
+    def cmd_undo(self, c: Call) -> str | Reply:
         game = self.session.game
         if not game.moves:
             raise GtpError("cannot undo")
@@ -261,10 +270,12 @@ class GtpHandler:
             self.inserted.discard(last)
         return ""
 
-    def cmd_showboard(self, args, **_):
+    @commands("showboard")
+    def cmd_showboard(self, c: Call) -> str | Reply:
         return "\n" + str(self.session.position)
 
-    def cmd_final_score(self, args, **_):
+    @commands("final_score")
+    def cmd_final_score(self, c: Call) -> str | Reply:
         """The result with perfect play from here when the solver can tell (every endgame up to
         ``SCORE_EMPTIES`` that it finishes in time), else the score if the game stopped now."""
         pos = self.session.position
@@ -287,9 +298,10 @@ class GtpHandler:
             c.kind, c.main, c.period, c.stones = kind, main, period, stones
             c.reset()
 
-    def cmd_time_settings(self, args, **_):
+    @commands("time_settings")
+    def cmd_time_settings(self, c: Call) -> str | Reply:
         try:
-            main, byo, stones = _clock_num(args[0]), _clock_num(args[1]), _count(args[2])
+            main, byo, stones = _clock_num(c.args[0]), _clock_num(c.args[1]), _count(c.args[2])
         except (IndexError, ValueError):
             raise GtpError("syntax error: time_settings <main> <byo> <stones>") from None
         if byo == 0:
@@ -300,16 +312,19 @@ class GtpHandler:
             self._set_clocks(CANADIAN, main, byo, stones)
         return ""
 
-    def cmd_kgs_time_settings(self, args, **_):
-        return self._kinded_time(args, kata=False)
+    @commands("kgs-time_settings")
+    def cmd_kgs_time_settings(self, c: Call) -> str | Reply:
+        return self._kinded_time(c.args, kata=False)
 
-    def cmd_kata_time_settings(self, args, **_):
-        return self._kinded_time(args, kata=True)
+    @commands("kata-time_settings")
+    def cmd_kata_time_settings(self, c: Call) -> str | Reply:
+        return self._kinded_time(c.args, kata=True)
 
-    def cmd_kata_list_time_settings(self, args, **_):
+    @commands("kata-list_time_settings")
+    def cmd_kata_list_time_settings(self, c: Call) -> str | Reply:
         return "none absolute byoyomi canadian fischer"
 
-    def _kinded_time(self, args, kata: bool) -> str:
+    def _kinded_time(self, args: list[str], kata: bool) -> str:
         if not args:
             raise GtpError("syntax error: missing time kind")
         kind = args[0].lower()
@@ -331,9 +346,10 @@ class GtpHandler:
             raise GtpError(f"syntax error in {kind} time settings") from None
         return ""
 
-    def cmd_time_left(self, args, **_):
+    @commands("time_left")
+    def cmd_time_left(self, c: Call) -> str | Reply:
         try:
-            color, secs, stones = _color(args[0]), _clock_num(args[1]), _count(args[2])
+            color, secs, stones = _color(c.args[0]), _clock_num(c.args[1]), _count(c.args[2])
         except (IndexError, ValueError):
             raise GtpError("syntax error: time_left <color> <time> <stones>") from None
         self.clocks[color].set_left(secs, stones)
@@ -348,8 +364,8 @@ class GtpHandler:
             return Limits()  # no clock, no cap: the agent's own default budget
         return Limits(deadline=received + budget)
 
-    def _genmove(self, args, received: float, play: bool, analyze: str | None = None,
-                 cid: str = ""):
+    def _genmove(self, args: list[str], received: float, play: bool,
+                 analyze: str | None = None, cid: str = "") -> str | Reply:
         if not args:
             raise GtpError("syntax error: genmove <color>")
         tokens = list(args)
@@ -359,9 +375,7 @@ class GtpHandler:
             raise GtpError("wrong color")
         if pos.is_game_over():
             if analyze:
-                self._respond_stream_header(cid)
-                self.out.write("play pass", "")
-                return _STREAMING
+                return self._stream_pass(cid)
             return "pass"
         n_before = len(self.session.game.moves)
         if play:
@@ -375,7 +389,7 @@ class GtpHandler:
             interval = self._interval(tokens)
             self._respond_stream_header(cid)
 
-            def on_progress(job, result):
+            def on_progress(job: SearchJob, result: SearchResult) -> None:
                 self.out.write_for(job, self._info_line(result, analyze))
 
         job = self.session.start("genmove", limits, on_progress=on_progress,
@@ -397,39 +411,37 @@ class GtpHandler:
             self.out.write(f"play {text}", "")
             if play:
                 self.session.ponder([])
-            return _STREAMING
-        return _After(text, ponder=play)
+            return Reply(streamed=True)
+        # Answer first, then ponder (KataGo's order).
+        return Reply(text, then=(lambda: self.session.ponder([])) if play else None)
 
-    def cmd_genmove(self, args, cid="", received=0.0, **_):
-        return self._finish(self._genmove(args, received, play=True, cid=cid))
+    @commands("genmove")
+    def cmd_genmove(self, c: Call) -> str | Reply:
+        return self._genmove(c.args, c.received, play=True, cid=c.cid)
 
-    def cmd_reg_genmove(self, args, cid="", received=0.0, **_):
-        return self._finish(self._genmove(args, received, play=False, cid=cid))
+    @commands("reg_genmove")
+    def cmd_reg_genmove(self, c: Call) -> str | Reply:
+        return self._genmove(c.args, c.received, play=False, cid=c.cid)
 
-    def cmd_lz_genmove_analyze(self, args, cid="", received=0.0, **_):
-        return self._genmove(self._default_color(args), received, play=True, analyze="lz",
-                             cid=cid)
+    @commands("lz-genmove_analyze")
+    def cmd_lz_genmove_analyze(self, c: Call) -> str | Reply:
+        return self._genmove(self._default_color(c.args), c.received, play=True, analyze="lz",
+                             cid=c.cid)
 
-    def cmd_kata_genmove_analyze(self, args, cid="", received=0.0, **_):
-        return self._genmove(self._default_color(args), received, play=True, analyze="kata",
-                             cid=cid)
-
-    def _finish(self, result):
-        if isinstance(result, _After):
-            # Answer first, then ponder (KataGo's order).
-            return _Deferred(result.text,
-                             (lambda: self.session.ponder([])) if result.ponder else None)
-        return result
+    @commands("kata-genmove_analyze")
+    def cmd_kata_genmove_analyze(self, c: Call) -> str | Reply:
+        return self._genmove(self._default_color(c.args), c.received, play=True,
+                             analyze="kata", cid=c.cid)
 
     def _default_color(self, args: list[str]) -> list[str]:
         if args and args[0].lower() in ("b", "w", "black", "white"):
             return args
         return ["black" if self.session.position.side == Color.BLACK else "white"] + list(args)
 
-    def _stream_pass(self, cid: str):
+    def _stream_pass(self, cid: str) -> Reply:
         self._respond_stream_header(cid)
         self.out.write("play pass", "")
-        return _STREAMING
+        return Reply(streamed=True)
 
     def _respond_stream_header(self, cid: str) -> None:
         self.out.write("=" + cid)
@@ -460,7 +472,7 @@ class GtpHandler:
                 i += 1
         return max(0.01, interval / 100.0)
 
-    def _analyze(self, args, cid: str, kind: str):
+    def _analyze(self, args: list[str], cid: str, kind: str) -> Reply:
         tokens = list(args)
         if tokens and tokens[0].lower() in ("b", "w", "black", "white"):
             color = _color(tokens.pop(0))
@@ -470,27 +482,33 @@ class GtpHandler:
         interval = self._interval(tokens)
         self._respond_stream_header(cid)
         if self.session.position.is_game_over():
-            return _STREAMING_OPEN(self)
+            # Nothing to report, but the response stays open until the next line, as any
+            # analysis does.
+            self._analysis = self.session.run_task("analyze-idle", lambda job: None)
+            return Reply(streamed=True)
 
-        def on_progress(job, result):
+        def on_progress(job: SearchJob, result: SearchResult) -> None:
             self.out.write_for(job, self._info_line(result, kind))
 
-        def on_done(job):
+        def on_done(job: SearchJob) -> None:
             if job.result is not None:
                 self.out.write_for(job, self._info_line(job.result, kind))
 
         self._analysis = self.session.start("analyze", Limits(time=ANALYZE_LIMIT, analysis=True),
                                             on_done=on_done, on_progress=on_progress,
                                             progress_interval=interval)
-        return _STREAMING
+        return Reply(streamed=True)
 
-    def cmd_lz_analyze(self, args, cid="", **_):
-        return self._analyze(args, cid, "lz")
+    @commands("lz-analyze")
+    def cmd_lz_analyze(self, c: Call) -> str | Reply:
+        return self._analyze(c.args, c.cid, "lz")
 
-    def cmd_kata_analyze(self, args, cid="", **_):
-        return self._analyze(args, cid, "kata")
+    @commands("kata-analyze")
+    def cmd_kata_analyze(self, c: Call) -> str | Reply:
+        return self._analyze(c.args, c.cid, "kata")
 
-    def cmd_stop(self, args, **_):
+    @commands("stop")
+    def cmd_stop(self, c: Call) -> str | Reply:
         self.session.stop()
         return ""
 
@@ -524,33 +542,4 @@ class GtpHandler:
         return " ".join(parts)
 
 
-class _After:
-    def __init__(self, text: str, ponder: bool):
-        self.text = text
-        self.ponder = ponder
-
-
-class _Deferred(str):
-    """A response text with an action to run once it has been written (pondering)."""
-
-    def __new__(cls, text: str, then):
-        obj = super().__new__(cls, text)
-        obj.then = then
-        return obj
-
-
-class _StreamingMarker:
-    pass
-
-
-_STREAMING = _StreamingMarker()
-
-
-def _STREAMING_OPEN(handler: GtpHandler):
-    """An analysis of a finished game: header sent, nothing to report, closed by the next
-    line like any analysis."""
-    handler._analysis = handler.session.run_task("analyze-idle", lambda job: None)
-    return _STREAMING
-
-
-__all__ = ["GtpHandler", "GtpError", "COMMANDS"]
+__all__ = ["GtpHandler", "GtpError"]

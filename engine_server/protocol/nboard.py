@@ -9,6 +9,7 @@ Unknown lines are ignored silently, as the protocol requires; input that is unde
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 from engine_server.game import Color, IllegalMoveError, NotationError
 from engine_server.log import get_logger
@@ -18,14 +19,21 @@ from engine_server.session import SearchJob, Session
 
 from engine_server.game import ggf
 from .common import clean_line, depth_limits, depth_token, move_text
+from .registry import CommandRegistry
 
 log = get_logger("nboard")
 
 HINT_INTERVAL = 0.5
 
+# A command gets the rest of its line and the time it arrived; it answers (if at all) through
+# the session's output, often later, from the search worker.
+NBoardCommand = Callable[["NBoardHandler", str, float], None]
+
 
 class NBoardHandler:
-    interrupt_words = ("quit",)
+    """NBoard over a ``Session``: ``handle_line`` in, lines out through ``session.output``."""
+
+    commands: CommandRegistry[NBoardCommand] = CommandRegistry("NBoard")
 
     def __init__(self, session: Session, timeman: TimeManager | None = None,
                  hint_interval: float = HINT_INTERVAL):
@@ -47,11 +55,8 @@ class NBoardHandler:
             return True
         word, _, rest = line.partition(" ")
         rest = rest.strip()
-        if word == "quit":
-            self.session.stop()
-            return False
-        handler = getattr(self, "_cmd_" + word, None)
-        if handler is None:
+        command = self.commands.get(word)
+        if command is None:
             if len(word) == 2 and not rest:  # protocol v1 bare move ("F5")
                 try:
                     self._cmd_move(word, received)
@@ -59,24 +64,32 @@ class NBoardHandler:
                     pass
             return True  # unknown lines are ignored silently
         try:
-            handler(rest, received)
+            command.func(self, rest, received)
         except Exception as e:  # a bug must not cost the GUI its engine: report, go on
             log.exception("command_failed", command=word)
             self._status(f"internal error: {type(e).__name__}: {e}")
-        return True
+        return word != "quit"
 
     def _status(self, text: str = "") -> None:
         self.out.write(f"status {text}".rstrip())
 
     # --- commands ---------------------------------------------------------------------------
+    @commands("quit")
+    def _cmd_quit(self, rest: str, received: float) -> None:
+        """End the session (the controller stops reading)."""
+        self.session.stop()
+
+    @commands("nboard")
     def _cmd_nboard(self, rest: str, received: float) -> None:
         pass  # version noted; no reply expected
 
+    @commands("ping")
     def _cmd_ping(self, rest: str, received: float) -> None:
         self.session.stop()
         n = rest.split()[0] if rest.split() else "0"
         self.out.write(f"pong {n}")
 
+    @commands("set")
     def _cmd_set(self, rest: str, received: float) -> None:
         var, _, value = rest.partition(" ")
         value = value.strip()
@@ -109,6 +122,7 @@ class NBoardHandler:
         self.times = [m.time for m in rec.moves]
         self.tc = tc
 
+    @commands("move")
     def _cmd_move(self, rest: str, received: float) -> None:
         try:
             item = ggf.parse_move_item(rest.split()[0] if rest.split() else "")
@@ -118,10 +132,12 @@ class NBoardHandler:
             return
         self.times.append(item.time)
 
+    @commands("learn")
     def _cmd_learn(self, rest: str, received: float) -> None:
         self.session.stop()
         self.out.write("learned")
 
+    @commands("hint")
     def _cmd_hint(self, rest: str, received: float) -> None:
         try:
             n = max(1, int(rest.split()[0])) if rest.split() else 1
@@ -171,6 +187,7 @@ class NBoardHandler:
             lines.append(f"search {pv} {m.eval:.2f} 0 {token}")
         return lines
 
+    @commands("go")
     def _cmd_go(self, rest: str, received: float) -> None:
         pos = self.session.position
         if pos.is_game_over():
@@ -214,6 +231,7 @@ class NBoardHandler:
         c.set_left(self.tc.main + self.tc.increment * n_own - used, 0)
         return c
 
+    @commands("analyze")
     def _cmd_analyze(self, rest: str, received: float) -> None:
         from engine_server.agents import make_agent
         from engine_server.agents.analysis import analyze_game
@@ -229,6 +247,7 @@ class NBoardHandler:
 
         self.session.run_task("analyze", run)
 
+    @commands("clear")
     def _cmd_clear(self, rest: str, received: float) -> None:
         pass  # seen from some controllers; ignored
 

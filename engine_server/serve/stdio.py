@@ -19,27 +19,10 @@ from typing import IO
 
 from engine_server.log import get_logger
 from engine_server.session import EngineOptions, Output, Session
+from engine_server.protocol import LineHandler, detect_protocol, make_handler
 from engine_server.protocol.common import clean_line
 
 log = get_logger("stdio")
-
-NBOARD_FIRST_WORDS = ("nboard", "ping", "set")
-
-
-def detect_protocol(line: str) -> str:
-    word = clean_line(line).split(" ", 1)[0].lower()
-    return "nboard" if word in NBOARD_FIRST_WORDS else "gtp"
-
-
-def make_handler(protocol: str, session: Session):
-    if protocol == "nboard":
-        from engine_server.protocol.nboard import NBoardHandler
-
-        return NBoardHandler(session)
-    from engine_server.protocol.gtp import GtpHandler
-
-    return GtpHandler(session)
-
 
 def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes] | None = None,
                 stdout: IO[str] | None = None) -> int:
@@ -112,7 +95,7 @@ def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes]
               "'list_commands') or NBoard commands ('nboard 2', 'go'); 'quit' to leave.",
               file=sys.stderr, flush=True)
 
-    handler = None if protocol == "auto" else make_handler(protocol, session)
+    handler: LineHandler | None = None if protocol == "auto" else make_handler(protocol, session)
     log.info("engine_ready", agent=options.agent, rules=str(options.rules), protocol=protocol)
     try:
         while True:

@@ -31,9 +31,9 @@ import zmq.auth
 
 from engine_server.log import get_logger
 from engine_server.session import EngineOptions, Output, Session
+from engine_server.protocol import LineHandler, detect_protocol, make_handler
 from engine_server.protocol.common import clean_line
 
-from .stdio import detect_protocol, make_handler
 
 log = get_logger("zmq")
 
@@ -76,7 +76,7 @@ class ServerConfig:
 class ClientSession:
     identity: bytes
     session: Session
-    handler: object | None = None
+    handler: LineHandler | None = None
     inbox: queue.Queue = field(default_factory=queue.Queue)
     last_seen: float = field(default_factory=time.monotonic)
     last_seq: int = -1
