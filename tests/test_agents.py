@@ -388,20 +388,18 @@ def test_leaf_solver_proves_children_directly_and_keeps_batches_short():
 
 def test_progressive_bias_prefers_the_higher_prior_among_equal_children():
     from engine_server.search import tree as T
-    from engine_server.search.driver import cfg_array
 
     links, stats = _hand_built_root([10, 10, 10], [None, None, None])
     stats[1:4, T.PRIOR] = [0.0, 1.0, 0.0]
     bbs = np.zeros((16, 2), dtype=np.uint64)
     rng = np.array([1], dtype=np.uint64)
-    plain = cfg_array(select=T.SELECT_UCB1, explore=0.4, logk=2.0, q01=1)
-    biased = cfg_array(select=T.SELECT_UCB1, explore=0.4, logk=2.0, q01=1, bias=1.0)
+    plain = T.tree_config(select=T.SELECT_UCB1, explore=0.4, logk=2.0, q01=True)
+    biased = plain._replace(bias=1.0)
     assert T.select_child(bbs, links, stats, 0, plain, rng) == 1
     assert T.select_child(bbs, links, stats, 0, biased, rng) == 2
 
 
 def test_table_priors_scale_the_square_values_among_siblings():
-    from engine_server.search import tree as T
     from engine_server.search.rollout import table_for
 
     agent = make_agent("mcts:threads=1,bias=1")

@@ -10,5 +10,5 @@ from .registry import (
     parse_spec,
 )
 
-__all__ = ["Agent", "AgentInfo", "AgentSpecError", "Param", "AGENTS", "DEFAULT_AGENT", "SINGLE_THREAD_AGENT",
-           "describe_agents", "make_agent", "parse_spec"]
+__all__ = ["Agent", "AgentInfo", "AgentSpecError", "Param", "AGENTS", "DEFAULT_AGENT",
+           "SINGLE_THREAD_AGENT", "describe_agents", "make_agent", "parse_spec"]

@@ -27,7 +27,7 @@ from engine_server.game import REVERSED
 from engine_server.game.valuemaps import C_SQUARES, CORNERS, X_SQUARES
 from engine_server.search import rollout as R
 from engine_server.search import tree as T
-from engine_server.search.driver import Budget, TreeSearch, cfg_array
+from engine_server.search.driver import Budget, TreeSearch
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
 from .common import table_maker
@@ -83,9 +83,8 @@ def _make(spec, p):
     if p["d"] > p["c"]:
         from .base import AgentSpecError
         raise AgentSpecError(f"dk: the post requires d <= c, got c={p['c']}, d={p['d']}")
-    cfg = lambda rules: cfg_array(select=T.SELECT_UCB1, explore=p["uct_c"], logk=1.0, q01=1,
-                                  expand_at=0, descend=0, sims=p["nSims"],
-                                  policy=R.PSEUDO, rules=rules)
+    cfg = T.tree_config(select=T.SELECT_UCB1, explore=p["uct_c"], logk=1.0, q01=True,
+                        expand_at=0, descend=False, sims=p["nSims"], policy=R.PSEUDO)
 
     def final(links, stats, first, count, position):
         s = adjusted_scores(links, stats, first, count, position, p)

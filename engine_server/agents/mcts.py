@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from engine_server.search import tree as T
-from engine_server.search.driver import Budget, TreeSearch, cfg_array, most_visits
+from engine_server.search.driver import Budget, TreeSearch, most_visits
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
 from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker
@@ -21,12 +21,11 @@ from .root_solving import ROOT_PARAMS, RootSolvingAgent
 
 
 def _make(spec, p):
-    def cfg(rules):
-        return cfg_array(select=T.SELECT_UCB1, explore=p["c"], logk=2.0, q01=1, expand_at=0,
-                         sim_all=1, reward=T.REWARD_WIN, policy=policy_id(p["rollout"]),
-                         rules=rules, solver=1, solve_empties=p["solve_empties"],
-                         solve_nodes=p["solve_nodes"], bias=p["bias"], eval=p["eval"],
-                                  eval_scale=p["eval_scale"])
+    cfg = T.tree_config(select=T.SELECT_UCB1, explore=p["c"], logk=2.0, q01=True, expand_at=0,
+                        sim_all=True, reward=T.REWARD_WIN, policy=policy_id(p["rollout"]),
+                        solver=True, solve_empties=p["solve_empties"],
+                        solve_nodes=p["solve_nodes"], bias=p["bias"], eval=p["eval"],
+                        eval_scale=p["eval_scale"])
 
     threads = p["threads"] or max(1, min(4, os.cpu_count() or 1))
     budget = lambda pos: Budget(iterations=p["iterations"])

@@ -1,6 +1,6 @@
 """Seed 002 ("OCBA for MCTS in Othello"): the MCTS-OCBA tree policy.
 
-Choices where the paper is not known in detail (design-notes section 3), all parameters:
+Choices the paper leaves open (docs/reference/design-notes.md section 3), all parameters:
 
 * OCBA runs at every node with negamax sign flips (our extension of the one-player rule);
 * a node's children each get ``n0`` samples first (one rollout per iteration, iteration ends
@@ -13,7 +13,7 @@ Choices where the paper is not known in detail (design-notes section 3), all par
 from __future__ import annotations
 
 from engine_server.search import tree as T
-from engine_server.search.driver import Budget, TreeSearch, best_mean, cfg_array
+from engine_server.search.driver import Budget, TreeSearch, best_mean
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
 from .common import policy_id, rollout_param, table_maker
@@ -21,16 +21,15 @@ from .tree_agent import TreeAgent
 
 
 def _make(spec, p):
-    cfg = lambda rules: cfg_array(select=T.SELECT_OCBA, n0=p["n0"], sigma0=p["sigma0"],
-                                  expand_at=1, descend=1, reward=T.REWARD_RATIO,
-                                  policy=policy_id(p["rollout"]), rules=rules)
+    cfg = T.tree_config(select=T.SELECT_OCBA, n0=p["n0"], sigma0=p["sigma0"], expand_at=1,
+                        descend=True, reward=T.REWARD_RATIO, policy=policy_id(p["rollout"]))
     budget = lambda pos: Budget(playouts=p["simulations"])
     return TreeAgent(spec, p, TreeSearch("ocba", cfg, table_maker(p["rollout"]), p["seed"],
                                          budget, best_mean, p["memory"] << 20))
 
 
 OCBA = AgentInfo(
-    "ocba", "seed 002 (MCTS-OCBA); design-notes section 3",
+    "ocba", "seed 002 (MCTS-OCBA); docs/reference/design-notes.md section 3",
     "OCBA allocation at every node, reward (a-b)/(a+b), best mean wins",
     (Param("n0", int, 5, "initial samples per child", min=1),
      Param("sigma0", float, 1.0, "std. deviation assumed with fewer than 2 samples", min=1e-6),

@@ -8,7 +8,7 @@ slot is the PRIOR column (set at expansion) plus the leaf value fed to back-prop
 from __future__ import annotations
 
 from engine_server.search import tree as T
-from engine_server.search.driver import Budget, TreeSearch, cfg_array, most_visits
+from engine_server.search.driver import Budget, TreeSearch, most_visits
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
 from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker
@@ -16,10 +16,9 @@ from .tree_agent import TreeAgent
 
 
 def _make(spec, p):
-    cfg = lambda rules: cfg_array(select=T.SELECT_PUCT, explore=p["c_puct"], expand_at=0,
-                                  descend=0, sims=1, policy=policy_id(p["rollout"]),
-                                  rules=rules, eval=p["eval"],
-                                  eval_scale=p["eval_scale"])
+    cfg = T.tree_config(select=T.SELECT_PUCT, explore=p["c_puct"], expand_at=0, descend=False,
+                        sims=1, policy=policy_id(p["rollout"]), eval=p["eval"],
+                        eval_scale=p["eval_scale"])
     budget = lambda pos: Budget(iterations=p["iterations"])
     return TreeAgent(spec, p, TreeSearch("puct", cfg, table_maker(p["rollout"]), p["seed"],
                                          budget, most_visits, p["memory"] << 20,

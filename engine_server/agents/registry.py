@@ -6,8 +6,8 @@ from typing import Any
 
 from .ab import AB, BEST
 from .base import Agent, AgentInfo, AgentSpecError
-from .mcts import MCTS
 from .dk import DK
+from .mcts import MCTS
 from .ocba import OCBA
 from .playout_agents import PSEUDO_RANDOM, RANDOM
 from .puct import PUCT

@@ -7,7 +7,7 @@ Rewards are win / draw / loss = 1 / 0.5 / 0 as in Alg. 3.1 (stored as +1 / 0 / -
 from __future__ import annotations
 
 from engine_server.search import tree as T
-from engine_server.search.driver import Budget, TreeSearch, best_mean, cfg_array, most_visits
+from engine_server.search.driver import Budget, TreeSearch, best_mean, most_visits
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
 from .common import policy_id, rollout_param, table_maker
@@ -35,16 +35,16 @@ def _minmax_final(links, stats, first, count, position):
 
 
 def _make_shallow(spec, p):
-    cfg = lambda rules: cfg_array(select=T.SELECT_ROUND_ROBIN, expand_at=1e18,
-                                  policy=policy_id(p["rollout"]), rules=rules)
+    cfg = T.tree_config(select=T.SELECT_ROUND_ROBIN, expand_at=T.NEVER_EXPAND,
+                        policy=policy_id(p["rollout"]))
     budget = lambda pos: Budget(playouts=p["n"] * max(1, len(pos.legal_moves())))
     return TreeAgent(spec, p, TreeSearch("shallow", cfg, table_maker(p["rollout"]), p["seed"],
                                          budget, best_mean, p["memory"] << 20))
 
 
 def _make_minmax(spec, p):
-    cfg = lambda rules: cfg_array(select=T.SELECT_MINMAX, depth=p["k"], per_node=p["n"],
-                                  policy=policy_id(p["rollout"]), rules=rules)
+    cfg = T.tree_config(select=T.SELECT_MINMAX, depth=p["k"], per_node=p["n"],
+                        policy=policy_id(p["rollout"]))
     # Alg. 3.3 ends when every root child's line is complete ("done"); no count needed.
     budget = lambda pos: Budget()
     return TreeAgent(spec, p, TreeSearch(
@@ -55,9 +55,9 @@ def _make_minmax(spec, p):
 
 
 def _make_ucb1(spec, p):
-    cfg = lambda rules: cfg_array(select=T.SELECT_UCB1, explore=p["c"], logk=2.0, q01=1,
-                                  parent_sum=1, expand_at=p["n"], descend=1,
-                                  policy=policy_id(p["rollout"]), rules=rules)
+    cfg = T.tree_config(select=T.SELECT_UCB1, explore=p["c"], logk=2.0, q01=True,
+                        parent_sum=True, expand_at=p["n"], descend=True,
+                        policy=policy_id(p["rollout"]))
     budget = lambda pos: Budget(playouts=p["N"])
     return TreeAgent(spec, p, TreeSearch("ucb1", cfg, table_maker(p["rollout"]), p["seed"],
                                          budget, most_visits, p["memory"] << 20))

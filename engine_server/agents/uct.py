@@ -5,7 +5,7 @@ Roxanne.  ``reward=ratio`` and ``c=1`` give seed 002's UCT baseline."""
 from __future__ import annotations
 
 from engine_server.search import tree as T
-from engine_server.search.driver import Budget, TreeSearch, cfg_array, most_visits
+from engine_server.search.driver import Budget, TreeSearch, most_visits
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
 from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker
@@ -17,11 +17,10 @@ def _make(spec, p):
 
     reward = T.REWARD_RATIO if p["reward"] == "ratio" else T.REWARD_WIN
     logk = 2.0 if p["form"] == "seed001" else 1.0
-    cfg = lambda rules: cfg_array(select=T.SELECT_UCB1, explore=p["c"], logk=logk,
-                                  q01=1 if reward == T.REWARD_WIN else 0, expand_at=0,
-                                  sim_all=1, reward=reward, policy=policy_id(p["rollout"]),
-                                  rules=rules, solver=1 if p["solver"] else 0, eval=p["eval"],
-                                  eval_scale=p["eval_scale"])
+    cfg = T.tree_config(select=T.SELECT_UCB1, explore=p["c"], logk=logk,
+                        q01=reward == T.REWARD_WIN, expand_at=0, sim_all=True, reward=reward,
+                        policy=policy_id(p["rollout"]), solver=bool(p["solver"]), eval=p["eval"],
+                        eval_scale=p["eval_scale"])
     budget = lambda pos: Budget(iterations=p["iterations"])
     agent = TreeAgent(spec, p, TreeSearch("uct", cfg, table_maker(p["rollout"]), p["seed"],
                                           budget, most_visits, p["memory"] << 20,

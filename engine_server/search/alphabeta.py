@@ -26,9 +26,9 @@ from numba import njit, types
 from engine_server.eval.features import evaluate_raw
 from engine_server.game import PASS, Position
 from engine_server.game.bitboard import (
-    U,
     U0,
     U1,
+    U,
     disc_score,
     flips,
     legal_moves,
@@ -164,7 +164,8 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
         if hash_move != _NO_MOVE and (moves >> U(hash_move)) & U1:
             m = U1 << U(hash_move)
             f = flips(P, O, m)
-            v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl)
+            v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data,
+                      ctl)
             best = v
             best_move = hash_move
             if v > alpha:
@@ -174,7 +175,8 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
             m = moves & (~moves + U1)
             moves ^= m
             f = flips(P, O, m)
-            v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl)
+            v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data,
+                      ctl)
             if v > best:
                 best = v
                 best_move = lowest_square(m)

@@ -7,7 +7,6 @@ iterations themselves run in :func:`tree.run_batch` batches of a few millisecond
 from __future__ import annotations
 
 import gc
-import math
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -79,14 +78,14 @@ class Budget:
     playouts: int | None = None
 
 
-# a placeholder for agents without the evaluation (never read while cfg C_EVAL is 0)
+# a placeholder for agents without the evaluation (never read while cfg.eval is 0)
 _NO_WEIGHTS = np.zeros((1, 1), np.int32)
 
 
 class TreeSearch:
     """One search tree plus the loop that grows it.  Not thread-safe: one search at a time."""
 
-    def __init__(self, name: str, make_cfg: Callable[[int], np.ndarray],
+    def __init__(self, name: str, config: T.TreeConfig,
                  make_table: Callable[[int], np.ndarray], seed: int,
                  default_budget: Callable[[Position], Budget],
                  final_choice: FinalChoice = most_visits,
@@ -96,10 +95,14 @@ class TreeSearch:
                  make_weights: Callable[[int], np.ndarray] | None = None):
         if memory < 1 << 20:
             raise ValueError(f"memory cap must be at least 1 MiB, got {memory} bytes")
+        # Checked here, when the agent is built, so a bad option never waits for a search.
+        config = T.tree_config(config)
+        if config.eval > 0 and make_weights is None:
+            raise ValueError(f"{name}: eval > 0 needs evaluation weights")
         self.name = name
-        self._make_cfg = make_cfg
+        self.config = config
         self._make_table = make_table
-        # pattern-evaluation weights for leaf values and priors (cfg C_EVAL > 0)
+        # pattern-evaluation weights for leaf values and priors (cfg.eval > 0)
         self._make_weights = make_weights
         self._weights = _NO_WEIGHTS
         self.rng = bb.make_rng(seed)
@@ -115,7 +118,7 @@ class TreeSearch:
         self._arrays = T.new_tree(self.max_nodes)
         self.root_position: Position | None = None
         self._reused = 0.0
-        self._cfg: np.ndarray | None = None
+        self._cfg: T.TreeConfig | None = None  # ``config`` with the rules of the last search
         self._table: np.ndarray | None = None
         self._cfg_rules: int | None = None
         self._advanced = False  # advance() ran since the last search: keep its reuse figure
@@ -257,15 +260,14 @@ class TreeSearch:
         self._sync_root(position)
         self._advanced = False
         if self._cfg is None or self._cfg_rules != int(position.rules):
-            self._cfg = self._make_cfg(int(position.rules))
+            self._cfg = self.config._replace(rules=int(position.rules))
             self._table = self._make_table(int(position.rules))
             self._cfg_rules = int(position.rules)
-            if self._cfg[T.C_EVAL] > 0:
-                if self._make_weights is None:
-                    raise ValueError(f"{self.name}: eval > 0 needs evaluation weights")
+            if self._cfg.eval > 0:
+                assert self._make_weights is not None  # __init__ refuses eval without weights
                 self._weights = self._make_weights(int(position.rules))
         cfg, table = self._cfg, self._table
-        if cfg[T.C_SOLVE_EMPTIES] > 0 and self._solver_arrays[0].shape[0] < 1 << 10:
+        if cfg.solve_empties > 0 and self._solver_arrays[0].shape[0] < 1 << 10:
             self._solver_arrays = (EG.new_table(SOLVER_TABLE_BITS), EG.new_control())
         bbs, links, stats, meta = self._arrays
         if links[0, T.NCHILD] < 0:
@@ -273,7 +275,7 @@ class TreeSearch:
                 self._grow()
                 bbs, links, stats, meta = self._arrays
                 T.expand(bbs, links, stats, meta, 0)
-        if cfg[T.C_BIAS] > 0 or (cfg[T.C_EVAL] > 0 and cfg[T.C_SELECT] == T.SELECT_PUCT):
+        if T.uses_priors(cfg):
             T.set_priors(bbs, links, stats, 0, cfg, table, self._weights)
         count = int(links[0, T.NCHILD])
         if count == 0:  # game over: nothing to play
@@ -361,7 +363,7 @@ class TreeSearch:
         best_move = None
         if count > 0:
             best_row = self._final(links, stats, first, count, position)
-            if self._cfg is not None and self._cfg[T.C_SOLVER] == 1.0:
+            if self.config.solver:
                 best_row = _solver_choice(links, stats, first, count, best_row)
             for i in range(first, first + count):
                 n = stats[i, T.N]
@@ -405,16 +407,4 @@ class TreeSearch:
         return pv
 
 
-def cfg_array(**values: float) -> np.ndarray:
-    """A cfg vector with named fields (see tree.py ``C_*``)."""
-    cfg = np.zeros(T.N_CFG, dtype=np.float64)
-    cfg[T.C_SIMS] = 1
-    cfg[T.C_EXPLORE] = math.sqrt(2)
-    cfg[T.C_LOGK] = 1
-    cfg[T.C_EVAL_SCALE] = 8.0
-    for k, v in values.items():
-        cfg[getattr(T, "C_" + k.upper())] = v
-    return cfg
-
-
-__all__ = ["TreeSearch", "Budget", "cfg_array", "most_visits", "best_mean"]
+__all__ = ["TreeSearch", "Budget", "most_visits", "best_mean"]

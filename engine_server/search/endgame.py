@@ -41,9 +41,9 @@ from engine_server.eval.features import evaluate_raw
 from engine_server.game import PASS, Position
 from engine_server.game.bitboard import (
     REVERSED,
-    U,
     U0,
     U1,
+    U,
     disc_score,
     flips,
     legal_moves,
@@ -584,10 +584,11 @@ def solve_root_eval(P, O, alpha, beta, rules, tt, ctl, W):
     For MCTS kernels and :func:`solve`: plain arguments, the table ``tt`` from :func:`new_table`
     and the control array ``ctl`` from :func:`new_control`.  Nodes are added to ``ctl[NODES]``;
     the search gives up once that count passes ``ctl[LIMIT]`` (an absolute count, so set it to
-    ``ctl[NODES] + budget``), and ``ctl[GENERATION]`` tags new table entries.  A value ``v`` with ``alpha < v < beta`` is exact, ``v <=
-    alpha`` an upper bound and ``v >= beta`` a lower bound.  The move is ``PASS`` when the side
-    to move must pass and -1 when the game is over.  When ``ctl[ABORTED]`` is set on return the
-    node budget ran out and neither value means anything.
+    ``ctl[NODES] + budget``), and ``ctl[GENERATION]`` tags new table entries.  A value ``v`` with
+    ``alpha < v < beta`` is exact, ``v <= alpha`` an upper bound and ``v >= beta`` a lower
+    bound.  The move is ``PASS`` when the side to move must pass and -1 when the game is over.
+    When ``ctl[ABORTED]`` is set on return the node budget ran out and neither value means
+    anything.
     """
     ctl[ABORTED] = 0
     n = 64 - popcount(P | O)

@@ -30,9 +30,9 @@ from engine_server.game.bitboard import (
     S8,
     S9,
     S32,
-    U,
     U0,
     U1,
+    U,
     flips,
     legal_moves,
     popcount,
@@ -150,7 +150,8 @@ def pick_heuristic(P, O, moves, rules, rng):
 
 @njit(cache=True)
 def rollout(P, O, policy, rules, table, rng):
-    """Play to the end with ``policy``; returns the final ``(mine, theirs)`` of the starting side."""
+    """Play to the end with ``policy``; returns the final ``(mine, theirs)`` of the starting
+    side."""
     flipped = False
     bad = bad_squares(rules)
     while True:

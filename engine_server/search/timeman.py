@@ -9,7 +9,6 @@ never overrun.  The hard per-move cap (``--move-time``) always wins.
 from __future__ import annotations
 
 import math
-
 import time
 from dataclasses import dataclass, field
 
@@ -101,6 +100,7 @@ class TimeManager:
             if in_main:
                 rem = c.main if left is None else left
                 return apply_lag(max(rem / n, c.period), self.lag_buffer)
+            assert left is not None  # in_main is True whenever left is None
             return apply_lag(min(left, c.period), self.lag_buffer)
         if c.kind == CANADIAN:
             in_main = left is None or (c.stones_left or 0) == 0
@@ -109,5 +109,6 @@ class TimeManager:
                 if rem <= 0:
                     return apply_lag(c.period / max(1, c.stones), self.lag_buffer)
                 return apply_lag(rem / n, self.lag_buffer)
+            assert left is not None  # in_main is True whenever left is None
             return apply_lag(left / max(1, c.stones_left or 1), self.lag_buffer)
         raise ValueError(f"unknown clock kind {c.kind!r}; accepted: {', '.join(KINDS)}")

@@ -17,34 +17,37 @@ One node per row of three arrays (row-major, so a node's fields sit together in 
 
 Everything an iteration does - selection, expansion, rollouts, back-propagation - runs inside
 :func:`run_batch`; Python calls it for batches of a few milliseconds and checks its clock between
-them.  The policy is described by ``cfg`` (float64) so that every agent shares these kernels.
+them.  The policy is described by ``cfg``, a :class:`TreeConfig`, so that every agent shares these
+kernels.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
+from typing import NamedTuple, get_type_hints
 
 import numpy as np
 from numba import njit
 
+from engine_server.eval.features import evaluate_raw
 from engine_server.game.bitboard import (
     PASS,
     REVERSED,
-    U,
+    S32,
+    STANDARD,
     U0,
     U1,
+    U,
     disc_score,
     flips,
     legal_moves,
     popcount,
     rng_next,
-    S32,
 )
 
-from engine_server.eval.features import evaluate_raw
-
 from .endgame import ABORTED, LIMIT, NODES, solve_root
-from .rollout import rollout
+from .rollout import POLICY_NAMES, rollout
 
 # links columns
 PARENT, FIRST, NCHILD, MOVE, FLAGS = 0, 1, 2, 3, 4
@@ -64,39 +67,110 @@ NEXT_FREE, CAPACITY, ROOT, NO_EXPAND = 0, 1, 2, 3
 
 BYTES_PER_NODE = 16 + 4 * N_LINKS + 8 * N_STATS
 
-# cfg layout (float64 array)
-C_SELECT = 0        # selection rule, see SELECT_*
-C_EXPLORE = 1       # exploration constant c
-C_LOGK = 2          # UCB1: c * sqrt(LOGK * ln(N) / n)
-C_Q01 = 3           # 1: UCB1 uses win rates in [0, 1] instead of z in [-1, 1]
-C_PARENT_SUM = 4    # 1: UCB1's N is the sum of the children's counts (seed 000), else parent N
-C_EXPAND_AT = 5     # a leaf is expanded once it has this many visits
-C_SIM_ALL = 6       # 1: expand a leaf and simulate every new child once (seed 001)
-C_DESCEND = 7       # 1: after expanding, descend to a child before simulating
-C_SIMS = 8          # playouts per iteration at the chosen leaf
-C_POLICY = 9        # rollout policy id (rollout.py)
-C_REWARD = 10       # REWARD_*
-C_RULES = 11        # 0 standard, 1 reversed
-C_N0 = 12           # OCBA: initial samples per child
-C_SIGMA0 = 13       # OCBA: standard deviation assumed with fewer than two samples
-C_DEPTH = 14        # min-max: layers k
-C_PER_NODE = 15     # min-max / shallow: playouts n per node
-C_SOLVER = 16       # 1: score-bounded MCTS-Solver back-ups (proven wins chosen, losses avoided)
-C_SOLVE_EMPTIES = 17  # endgame solve at leaves with at most this many empties (0: off)
-C_SOLVE_NODES = 18    # node budget of one endgame solve inside a batch
-C_BIAS = 19           # progressive bias: UCB1 adds BIAS * prior / (n + 1), priors from the table
-C_EVAL = 20           # share of the pattern evaluation in a leaf's value (0: rollouts only)
-C_EVAL_SCALE = 21     # discs of evaluation per unit of tanh (the value's steepness)
-N_CFG = 22
-
 SELECT_UCB1 = 0
 SELECT_OCBA = 1
 SELECT_PUCT = 2
 SELECT_ROUND_ROBIN = 3  # least-visited child (shallow search)
 SELECT_MINMAX = 4       # seed 000 Alg. 3.3
+# every rule select_child knows: tree_config refuses other ids (the names are for its errors)
+SELECT_NAMES = {SELECT_UCB1: "ucb1", SELECT_OCBA: "ocba", SELECT_PUCT: "puct",
+                SELECT_ROUND_ROBIN: "round-robin", SELECT_MINMAX: "minmax"}
 
 REWARD_WIN = 0     # +1 / 0 / -1 (a win rate of 1 / 0.5 / 0)
 REWARD_RATIO = 1   # (a - b) / (a + b), a = own discs (seed 002); negated under reversed rules
+REWARD_NAMES = {REWARD_WIN: "win", REWARD_RATIO: "ratio"}
+
+NEVER_EXPAND = 1 << 62  # an ``expand_at`` no leaf reaches
+
+
+class TreeConfig(NamedTuple):
+    """The tree policy: one typed field per option, with its default.  Build it with
+    :func:`tree_config`.
+
+    numba compiles a kernel once per tuple of field *types* (values are run-time data), so a
+    config must hold exactly these Python types or every kernel compiles again for it, and the
+    names and types are checked when the agent is built rather than when it first searches.
+    ``rules`` belongs to the driver, which replaces it with the position's rules.
+
+    It lives in this file on purpose: numba's cache is invalidated by edits to the file that
+    holds the kernels, and its key for a NamedTuple is the class plus the field *types*, so two
+    same-typed fields reordered in another module would run under stale cached code.
+    """
+
+    select: int = SELECT_UCB1       # selection rule, see SELECT_*
+    explore: float = math.sqrt(2)   # exploration constant c
+    logk: float = 1.0               # UCB1: c * sqrt(LOGK * ln(N) / n)
+    q01: bool = False               # UCB1 uses win rates in [0, 1] instead of z in [-1, 1]
+    parent_sum: bool = False        # UCB1's N is the sum of the children's counts (seed 000)
+    expand_at: int = 0              # a leaf is expanded once it has this many visits
+    sim_all: bool = False           # expand a leaf and simulate every new child once (seed 001)
+    descend: bool = False           # after expanding, descend to a child before simulating
+    sims: int = 1                   # playouts per iteration at the chosen leaf
+    policy: int = 0                 # rollout policy id (rollout.py; 0 is random)
+    reward: int = REWARD_WIN        # REWARD_*
+    rules: int = STANDARD           # set by the driver from the position searched
+    n0: int = 0                     # OCBA: initial samples per child
+    sigma0: float = 0.0             # OCBA: standard deviation assumed below two samples
+    depth: int = 0                  # min-max: layers k
+    per_node: int = 0               # min-max: playouts n per node
+    solver: bool = False            # score-bounded MCTS-Solver back-ups (proven moves decide)
+    solve_empties: int = 0          # endgame solve at leaves with at most this many empties
+    solve_nodes: int = 0            # node budget of one endgame solve inside a batch
+    bias: float = 0.0               # progressive bias: + BIAS * prior / (n + 1) in UCB1
+    eval: float = 0.0               # share of the pattern evaluation in a leaf's value
+    eval_scale: float = 8.0         # discs of evaluation per unit of tanh (its steepness)
+
+
+# options whose integer stands for one of a few named values
+_CHOICES = {"select": SELECT_NAMES, "reward": REWARD_NAMES,
+            "rules": {STANDARD: "standard", REVERSED: "reversed"},
+            "policy": {v: "/".join(k for k in POLICY_NAMES if POLICY_NAMES[k] == v)
+                       for v in sorted(set(POLICY_NAMES.values()))}}
+
+
+# as classes: under ``from __future__ import annotations`` the class holds only their names
+_TYPES: dict[str, type] = get_type_hints(TreeConfig)
+
+
+def _coerce(name: str, kind: type, value):
+    """``value`` as exactly ``kind``, or a TypeError naming the option."""
+    is_bool = isinstance(value, (bool, np.bool_))
+    if kind is bool and is_bool:
+        return bool(value)
+    if kind is int and isinstance(value, (int, np.integer)) and not is_bool:
+        return int(value)
+    if kind is float and isinstance(value, (int, float, np.integer, np.floating)) \
+            and not is_bool:
+        return float(value)
+    raise TypeError(f"tree option {name}={value!r} must be {kind.__name__}, "
+                    f"not {type(value).__name__}")
+
+
+def tree_config(base: TreeConfig | None = None, **options) -> TreeConfig:
+    """A checked :class:`TreeConfig`: ``base`` (default: all defaults) with ``options`` set.
+
+    Unknown option names raise ValueError listing the valid ones, values of the wrong type
+    TypeError (an int is accepted for a float), and an id outside its known set ValueError."""
+    if base is not None and not isinstance(base, TreeConfig):
+        raise TypeError(f"expected a TreeConfig (see tree_config), got {type(base).__name__}")
+    fields = TreeConfig._fields
+    for key in options:
+        if key not in fields:
+            close = difflib.get_close_matches(key, fields, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown tree option {key!r}{hint}; valid options: "
+                             + ", ".join(fields))
+    cfg = (base if base is not None else TreeConfig())._replace(**options)
+    values = {}
+    for name in fields:
+        value = _coerce(name, _TYPES[name], getattr(cfg, name))
+        choices = _CHOICES.get(name)
+        if choices is not None and value not in choices:
+            raise ValueError(f"tree option {name}={value!r} is not one of "
+                             + ", ".join(f"{k} ({v})" for k, v in choices.items()))
+        values[name] = value
+    return TreeConfig(**values)
+
 
 STATUS_OK = 0
 STATUS_FULL = 1    # no room to expand: Python grows the arrays or sets NO_EXPAND
@@ -195,9 +269,9 @@ def _is_terminal(bbs, node):
 @njit(cache=True)
 def _reward(mine, theirs, cfg):
     """``(z, margin)`` for the side owning ``mine`` at the end of a game."""
-    rules = np.int64(cfg[C_RULES])
+    rules = cfg.rules
     score = disc_score(mine, theirs, rules)
-    if cfg[C_REWARD] == REWARD_RATIO:
+    if cfg.reward == REWARD_RATIO:
         total = mine + theirs
         d = (theirs - mine) if rules == REVERSED else (mine - theirs)
         z = d / total if total > 0 else 0.0
@@ -210,10 +284,10 @@ def _reward(mine, theirs, cfg):
 def _eval_value(P, O, cfg, W):
     """``(z, margin)`` of the pattern evaluation for the side to move at (P, O)."""
     margin = evaluate_raw(P, O, W) / 64.0
-    if cfg[C_REWARD] == REWARD_RATIO:
+    if cfg.reward == REWARD_RATIO:
         z = min(1.0, max(-1.0, margin / 64.0))
     else:
-        z = math.tanh(margin / cfg[C_EVAL_SCALE])
+        z = math.tanh(margin / cfg.eval_scale)
     return z, margin
 
 
@@ -221,13 +295,12 @@ def _eval_value(P, O, cfg, W):
 def simulate(bbs, node, cfg, table, rng, W):
     """One leaf value for ``node``: ``(z, margin)`` for the player who moved into ``node``.
 
-    A rollout, the pattern evaluation, or a mix of the two (``cfg[C_EVAL]``)."""
-    lam = cfg[C_EVAL]
+    A rollout, the pattern evaluation, or a mix of the two (``cfg.eval``)."""
+    lam = cfg.eval
     if lam >= 1.0:
         z, margin = _eval_value(bbs[node, 0], bbs[node, 1], cfg, W)
         return -z, -margin
-    mine, theirs = rollout(bbs[node, 0], bbs[node, 1], np.int64(cfg[C_POLICY]),
-                           np.int64(cfg[C_RULES]), table, rng)
+    mine, theirs = rollout(bbs[node, 0], bbs[node, 1], cfg.policy, cfg.rules, table, rng)
     z, margin = _reward(mine, theirs, cfg)
     if lam > 0.0:
         ze, me = _eval_value(bbs[node, 0], bbs[node, 1], cfg, W)
@@ -239,7 +312,7 @@ def simulate(bbs, node, cfg, table, rng, W):
 @njit(cache=True)
 def eval_priors(bbs, links, stats, node, cfg, W):
     """Children's priors from the pattern evaluation: a softmax over the children's values
-    (for the side to move at ``node``) at ``C_EVAL_SCALE`` discs per unit."""
+    (for the side to move at ``node``) at ``cfg.eval_scale`` discs per unit."""
     first = links[node, FIRST]
     count = links[node, NCHILD]
     if count <= 0:
@@ -251,7 +324,7 @@ def eval_priors(bbs, links, stats, node, cfg, W):
         best = max(best, v)
     total = 0.0
     for i in range(first, first + count):
-        e = math.exp((stats[i, PRIOR] - best) / cfg[C_EVAL_SCALE])
+        e = math.exp((stats[i, PRIOR] - best) / cfg.eval_scale)
         stats[i, PRIOR] = e
         total += e
     for i in range(first, first + count):
@@ -261,10 +334,17 @@ def eval_priors(bbs, links, stats, node, cfg, W):
 @njit(cache=True)
 def set_priors(bbs, links, stats, node, cfg, table, W):
     """Priors of a freshly expanded node: from the evaluation when it is on, else the table."""
-    if cfg[C_EVAL] > 0.0:
+    if cfg.eval > 0.0:
         eval_priors(bbs, links, stats, node, cfg, W)
     else:
         table_priors(links, stats, node, table)
+
+
+@njit(cache=True)
+def uses_priors(cfg):
+    """Whether expansion sets priors: progressive bias always, PUCT when the evaluation gives
+    them (the driver asks too, for the root it expands itself)."""
+    return cfg.bias > 0.0 or (cfg.eval > 0.0 and cfg.select == SELECT_PUCT)
 
 
 @njit(cache=True, inline="always")
@@ -438,7 +518,7 @@ def select_child(bbs, links, stats, node, cfg, rng):
     count = links[node, NCHILD]
     if count == 1:
         return first
-    mode = cfg[C_SELECT]
+    mode = cfg.select
     if mode == SELECT_OCBA:
         return _select_ocba(links, stats, first, count, cfg)
     if mode == SELECT_ROUND_ROBIN:
@@ -447,12 +527,12 @@ def select_child(bbs, links, stats, node, cfg, rng):
             if stats[i, N] < stats[best, N]:
                 best = i
         return best
-    solver = cfg[C_SOLVER] == 1.0 and (links[node, FLAGS] & PROVEN_CHILD) != 0
+    solver = cfg.solver and (links[node, FLAGS] & PROVEN_CHILD) != 0
     best_lo = _best_lo(stats, first, count) if solver else -MAX_MARGIN
     any_open = _any_open(stats, first, count) if solver else False
     if mode == SELECT_PUCT:
         sqrt_n = math.sqrt(max(1.0, stats[node, N]))
-        c = cfg[C_EXPLORE]
+        c = cfg.explore
         best = first
         best_v = -1e300
         for i in range(first, first + count):
@@ -471,11 +551,11 @@ def select_child(bbs, links, stats, node, cfg, rng):
         if stats[i, N] == 0.0:
             return i
         total += stats[i, N]
-    parent_n = total if cfg[C_PARENT_SUM] == 1.0 else max(stats[node, N], 1.0)
-    log_term = cfg[C_LOGK] * math.log(parent_n)
-    c = cfg[C_EXPLORE]
-    bias = cfg[C_BIAS]
-    q01 = cfg[C_Q01] == 1.0
+    parent_n = total if cfg.parent_sum else max(stats[node, N], 1.0)
+    log_term = cfg.logk * math.log(parent_n)
+    c = cfg.explore
+    bias = cfg.bias
+    q01 = cfg.q01
     best = first
     best_v = -1e300
     for i in range(first, first + count):
@@ -494,16 +574,16 @@ def select_child(bbs, links, stats, node, cfg, rng):
 
 @njit(cache=True)
 def _select_ocba(links, stats, first, count, cfg):
-    """OCBA allocation (design-notes section 3): sample every child n0 times, then the child
+    """OCBA (docs/reference/design-notes.md section 3): sample every child n0 times, then the child
     whose OCBA target count is furthest above its current count ("most starving")."""
-    n0 = cfg[C_N0]
+    n0 = cfg.n0
     best = -1
     for i in range(first, first + count):
         if stats[i, N] < n0 and (best < 0 or stats[i, N] < stats[best, N]):
             best = i
     if best >= 0:
         return best
-    sigma0 = cfg[C_SIGMA0]
+    sigma0 = cfg.sigma0
     # best mean (ties: keep the set; if all tie, least visited)
     top = -1e300
     for i in range(first, first + count):
@@ -597,8 +677,8 @@ def _minmax_iteration(bbs, links, stats, meta, cfg, table, rng, W):
     top = _minmax_pick_root_child(links, stats, root)
     if top < 0:
         return 0, STATUS_DONE
-    k = np.int64(cfg[C_DEPTH])
-    per_node = cfg[C_PER_NODE]
+    k = cfg.depth
+    per_node = cfg.per_node
     node = top
     depth = 1
     while True:
@@ -664,25 +744,23 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
     """Run up to ``max_iters`` iterations / ``max_playouts`` playouts.
 
     ``tt``/``ctl`` are the endgame solver's table and control array (used when
-    ``cfg[C_SOLVE_EMPTIES] > 0``).  Returns ``(iterations, playouts, status)``.
+    ``cfg.solve_empties > 0``).  Returns ``(iterations, playouts, status)``.
     """
     root = meta[ROOT]
     iters = 0
     playouts = 0
-    mode = cfg[C_SELECT]
-    expand_at = cfg[C_EXPAND_AT]
-    sims = np.int64(cfg[C_SIMS])
-    sim_all = cfg[C_SIM_ALL] == 1.0
-    descend = cfg[C_DESCEND] == 1.0
+    mode = cfg.select
+    expand_at = cfg.expand_at
+    sims = cfg.sims
+    sim_all = cfg.sim_all
+    descend = cfg.descend
     ocba = mode == SELECT_OCBA
-    n0 = cfg[C_N0]
-    solver = cfg[C_SOLVER] == 1.0
-    solve_k = np.int64(cfg[C_SOLVE_EMPTIES]) if solver else 0
-    solve_nodes = np.int64(cfg[C_SOLVE_NODES])
-    rules = np.int64(cfg[C_RULES])
-    bias = cfg[C_BIAS]
-    # priors at expansion: progressive bias always, PUCT when the evaluation gives them
-    use_priors = bias > 0.0 or (cfg[C_EVAL] > 0.0 and mode == SELECT_PUCT)
+    n0 = cfg.n0
+    solver = cfg.solver
+    solve_k = cfg.solve_empties if solver else 0
+    solve_nodes = cfg.solve_nodes
+    rules = cfg.rules
+    use_priors = uses_priors(cfg)
     while iters < max_iters and playouts < max_playouts:
         if mode == SELECT_MINMAX:
             p, status = _minmax_iteration(bbs, links, stats, meta, cfg, table, rng, W)
