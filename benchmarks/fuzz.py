@@ -129,9 +129,9 @@ class FuzzTarget:
     """One session and its protocol handler, with every output line collected."""
 
     def __init__(self, protocol: str, agent: str = "uct:iterations=30", move_time: float = 0.05):
-        from engine_server.session import EngineOptions, Output, Session
         from engine_server.protocol.gtp import GtpHandler
         from engine_server.protocol.nboard import NBoardHandler
+        from engine_server.session import EngineOptions, Output, Session
 
         self.protocol = protocol
         self.lines: list[str] = []

@@ -39,7 +39,7 @@ def bench_timing(move_time: float, moves: int, agent: str | None, protocol: str)
             while len(times) < moves and not game.is_over():
                 n += 1
                 eng.send(f"ping {n}")
-                eng.read_until(lambda l: l == f"pong {n}")
+                eng.read_until(lambda l, n=n: l == f"pong {n}")
                 t0 = eng.send("go")
                 line = eng.read_until(lambda l: l.startswith("=== "), move_time + 30)[-1]
                 times.append(time.monotonic() - t0)

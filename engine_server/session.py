@@ -11,12 +11,15 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from engine_server.agents import DEFAULT_AGENT, make_agent, parse_spec
 from engine_server.game import Game, Position, Rules
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
+
+if TYPE_CHECKING:
+    from engine_server.search.rootsolve import RootSolver
 
 log = get_logger("session")
 
@@ -86,7 +89,7 @@ class Session:
         self._agent_game: tuple[Position, list[int]] | None = None  # what the tree was built for
         self._job: SearchJob | None = None
         self._warmup: threading.Thread | None = None
-        self._score_solver = None  # a RootSolver, made on the first perfect_score()
+        self._score_solver: RootSolver | None = None  # made on the first perfect_score()
         self.last_result: SearchResult | None = None
         if options.warmup:
             self._start_warmup()
@@ -204,14 +207,14 @@ class Session:
                 log.exception("search_failed", kind=kind)
             if on_done is not None and not job.cancelled:
                 on_done(job)
-            r = job.result
-            if (then_ponder and self.options.ponder and r is not None and r.best_move is not None
-                    and not job.stop.is_set()):
-                after = position.play(r.best_move)
+            final = job.result
+            if (then_ponder and self.options.ponder and final is not None
+                    and final.best_move is not None and not job.stop.is_set()):
+                after = position.play(final.best_move)
                 if not after.is_game_over():
                     # Safe without a lock: the controller joins this thread before reading it.
-                    self._agent_game = (self.game.start, moves + [r.best_move])
-                    agent.advance([r.best_move])
+                    self._agent_game = (self.game.start, moves + [final.best_move])
+                    agent.advance([final.best_move])
                     agent.search(after, Limits(time=self.options.ponder_limit, stop=job.stop))
 
         job.thread = threading.Thread(target=run, name=f"search-{kind}", daemon=True)

@@ -1,9 +1,8 @@
-"""GGF records: the full grammar of protocols.md section 2, explicit and implicit passes."""
+"""GGF records: all of docs/reference/protocols.md section 2, explicit and implicit passes."""
 
 import pytest
 
-from engine_server.game import PASS, Color, Game, Position, Rules, parse_move
-from engine_server.game import ggf
+from engine_server.game import PASS, Color, Game, Position, Rules, ggf, parse_move
 
 S = "8 ---------------------------O*------*O--------------------------- *"
 P8 = "B[D3]W[C3]B[B3]W[B2]B[F5]W[A3]B[A1]W[C1]"

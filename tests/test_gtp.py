@@ -1,4 +1,4 @@
-"""GTP conformance transcripts (protocols.md section 4, items 13-18) and GTP behaviour."""
+"""GTP transcripts (docs/reference/protocols.md section 4, items 13-18) and GTP behaviour."""
 
 import time
 

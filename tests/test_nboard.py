@@ -1,4 +1,4 @@
-"""NBoard v2 conformance transcripts (protocols.md section 4, items 1-12) against the handler."""
+"""NBoard v2 conformance transcripts (docs/reference/protocols.md section 4, items 1-12)."""
 
 import re
 import time

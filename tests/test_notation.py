@@ -48,7 +48,8 @@ def test_ggf_board_round_trip_and_reader_variants():
     squares = ASYM.to_string().replace("X", "x").replace("-", ".")
     spaced = " ".join(squares[i:i + 8] for i in range(0, 64, 8))
     assert Position.from_ggf(f"8 {spaced} O") == ASYM
-    start = Position.from_ggf("8 ---------------------------O*------*O--------------------------- *")
+    start = Position.from_ggf(
+        "8 ---------------------------O*------*O--------------------------- *")
     assert start == Position.start()
     for bad in ("10 " + "-" * 64 + " *", "8 " + "-" * 63 + " *", "8 " + "-" * 64 + " ?", ""):
         with pytest.raises(nt.NotationError):

@@ -1,4 +1,4 @@
-"""perft counts of the rules core against the published tables (performance.md section 1)."""
+"""perft counts against the published tables (docs/reference/performance.md section 1)."""
 
 import pytest
 

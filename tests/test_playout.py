@@ -25,7 +25,7 @@ def test_same_seed_same_games_different_seed_different_games():
 
 
 def test_random_play_favours_white_over_many_games():
-    # A known property of uniformly random Othello (performance.md 4.2).
+    # A known property of uniformly random Othello (docs/reference/performance.md section 4.2).
     black, white, draws, plies = random_games_from_start(20000, c_reference_rng())
     assert white > black
     assert 60.0 < plies / 20000 < 61.0

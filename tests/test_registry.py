@@ -62,7 +62,9 @@ def test_registry_keeps_declaration_order_and_docstring_summary():
         pass
 
     assert reg.names() == ["b", "a"]
-    assert reg.get("b").summary == "Say b." and reg.get("a").summary == ""
+    b_cmd, a_cmd = reg.get("b"), reg.get("a")
+    assert b_cmd is not None and a_cmd is not None
+    assert b_cmd.summary == "Say b." and a_cmd.summary == ""
     assert reg.get("c") is None and "a" in reg and "c" not in reg
 
 

@@ -102,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or wts.weights_path(rules)
     meta = {"command": "othello-train " + " ".join(sys.argv[1:] if argv is None else argv),
             "rules": args.rules, "data": sources, "solve_empties": args.solve_empties,
-            "generations": args.generations, "iterations": args.iterations, "l2": args.l2, "window": args.window,
-            "seed": args.seed, "report": report}
+            "generations": args.generations, "iterations": args.iterations, "l2": args.l2,
+            "window": args.window, "seed": args.seed, "report": report}
     wts.save(out, weights, rules, meta)
     log(f"wrote {out} ({out.stat().st_size / 2**20:.2f} MiB) in "
         f"{time.monotonic() - t0:.0f} s")

@@ -239,7 +239,8 @@ def rng_uniform(state):
 
 
 def make_rng(seed: int) -> np.ndarray:
-    """RNG state array for ``seed`` (any int); splitmix64 keeps seeds 0, 1, 2... apart and non-zero."""
+    """RNG state array for ``seed`` (any int); splitmix64 keeps seeds 0, 1, 2... apart and
+    non-zero."""
     z = (int(seed) + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF

@@ -1,6 +1,6 @@
 """GGF game records (as NBoard, NTest, Edax and GGS write them): parse and write, no I/O.
 
-Grammar (protocols.md section 2)::
+Grammar (docs/reference/protocols.md section 2)::
 
     record := [ "1" | "2" ] "(;" { TAG "[" value "]" } ";)"
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .notation import NotationError, finite_float, parse_move, square_name
 from .bitboard import PASS
+from .notation import NotationError, finite_float, parse_move, square_name
 from .position import Color, Game, IllegalMoveError, Position, Rules
 
 KNOWN_TAGS = frozenset("GM PC DT PB PW RB RW TI TB TW TY BO B W RE CO KB KW KM".split())

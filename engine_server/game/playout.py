@@ -6,11 +6,11 @@ import numpy as np
 from numba import njit
 
 from .bitboard import (
+    S32,
     START_BLACK,
     START_WHITE,
     U0,
     U1,
-    S32,
     U,
     flips,
     legal_moves,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from engine_server.game import PASS, square_name
-from engine_server.game.notation import finite_float
 from engine_server.search.limits import Limits, SearchResult
 
 

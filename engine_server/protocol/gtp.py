@@ -1,4 +1,4 @@
-"""GTP v2 with Othello conventions (protocols.md section 3): line in, lines out.
+"""GTP v2 with Othello conventions (docs/reference/protocols.md section 3): line in, lines out.
 
 Responses are ``=[id] result`` / ``?[id] message`` followed by a blank line; the id is echoed only
 when one was sent.  ``genmove`` waits for its search (GTP is sequential); the analysis commands
@@ -21,8 +21,8 @@ from engine_server.game import (
     Position,
     parse_move,
 )
-from engine_server.game.notation import finite_float
 from engine_server.game import bitboard as bb
+from engine_server.game.notation import finite_float
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
 from engine_server.search.timeman import (
@@ -170,8 +170,8 @@ class GtpHandler:
     def cmd_clear_board(self, c: Call) -> str | Reply:
         self.session.new_game()
         self.inserted.clear()
-        for c in self.clocks.values():
-            c.reset()
+        for clock in self.clocks.values():
+            clock.reset()
         return ""
 
     @commands("komi")

@@ -1,4 +1,4 @@
-"""NBoard protocol v2 (protocols.md section 1): line in, lines out through the session.
+"""NBoard v2 (docs/reference/protocols.md section 1): line in, lines out through the session.
 
 The handler never blocks on a search: ``go``, ``hint`` and ``analyze`` run on the session's
 worker, and ``ping`` stops them (their pending output is cancelled) before answering ``pong``.
@@ -11,13 +11,12 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from engine_server.game import Color, IllegalMoveError, NotationError
+from engine_server.game import Color, IllegalMoveError, NotationError, ggf
 from engine_server.log import get_logger
 from engine_server.search.limits import SearchResult
 from engine_server.search.timeman import ABSOLUTE, FISCHER, Clock, TimeManager
 from engine_server.session import SearchJob, Session
 
-from engine_server.game import ggf
 from .common import clean_line, depth_limits, depth_token, move_text
 from .registry import CommandRegistry
 

@@ -15,12 +15,13 @@ import signal
 import sys
 import threading
 import time
-from typing import IO
+from types import FrameType
+from typing import IO, Iterator
 
 from engine_server.log import get_logger
-from engine_server.session import EngineOptions, Output, Session
 from engine_server.protocol import LineHandler, detect_protocol, make_handler
 from engine_server.protocol.common import clean_line
+from engine_server.session import EngineOptions, Output, Session
 
 log = get_logger("stdio")
 
@@ -37,10 +38,10 @@ def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes]
 
     output = Output(sink)
     session = Session(options, output)
-    lines: queue.Queue = queue.Queue()
+    lines: queue.Queue[tuple[str, float] | None] = queue.Queue()
     interrupt_words = {"quit"}
 
-    def raw_lines():
+    def raw_lines() -> Iterator[str]:
         """Lines from the input.  A real file descriptor is read with os.read: a daemon thread
         blocked inside a buffered reader aborts the interpreter at exit."""
         try:
@@ -78,7 +79,7 @@ def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes]
         session.interrupt()
         lines.put(None)
 
-    def on_term(signum, frame) -> None:
+    def on_term(signum: int, frame: FrameType | None) -> None:
         log.info("signal", signum=signum)
         session.interrupt()
         lines.put(None)

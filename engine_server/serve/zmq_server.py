@@ -25,15 +25,18 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import zmq
 import zmq.auth
 
+if TYPE_CHECKING:
+    from zmq.auth.thread import ThreadAuthenticator
+
 from engine_server.log import get_logger
-from engine_server.session import EngineOptions, Output, Session
 from engine_server.protocol import LineHandler, detect_protocol, make_handler
 from engine_server.protocol.common import clean_line
-
+from engine_server.session import EngineOptions, Output, Session
 
 log = get_logger("zmq")
 
@@ -96,7 +99,7 @@ class ZmqServer:
         self.sessions: dict[bytes, ClientSession] = {}
         self.outbox: queue.Queue = queue.Queue()
         self._stop = threading.Event()
-        self._auth = None
+        self._auth: ThreadAuthenticator | None = None
         self.socket = self._bind()
 
     # --- socket and security ------------------------------------------------------------------
