@@ -61,6 +61,14 @@ def test_15_quarry_implicit_pass(gtp):
     assert gtp.send("genmove black") == ["= pass", ""]
 
 
+def test_reg_genmove_for_the_other_colour_searches_after_the_pass_and_changes_nothing(gtp):
+    gtp.send("clear_board", *QUARRY)  # black to move, and black must pass
+    assert gtp.send("reg_genmove white")[0] in ("= e3", "= f6")
+    assert len(gtp.session.game.moves) == 8 and not gtp.handler.inserted
+    assert gtp.send("genmove white")[0] in ("= e3", "= f6")
+    assert gtp.session.game.moves[-2] == 64
+
+
 def test_quarry_play_for_the_other_colour_inserts_the_pass(gtp):
     gtp.send("clear_board", *QUARRY)
     assert gtp.send("play white e3") == ["= ", ""]

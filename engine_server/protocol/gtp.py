@@ -378,10 +378,9 @@ class GtpHandler:
                 return self._stream_pass(cid)
             return "pass"
         n_before = len(self.session.game.moves)
-        if play:
-            self._prepare_turn(color)
-        elif pos.side != color:
-            return "pass" if not analyze else self._stream_pass(cid)
+        # The other side must pass first (Quarry never sends passes): a reg_genmove inserts the
+        # pass only for its search and takes it back below.
+        self._prepare_turn(color)
         limits = self._limits(color, received)
         on_progress = None
         interval = 0.5
@@ -406,6 +405,10 @@ class GtpHandler:
             self.session.play(r.best_move)
             self.session.last_result = r
             log.info("move", move=move_text(r.best_move, upper=False), **r.summary())
+        else:
+            while len(self.session.game.moves) > n_before:
+                self.session.undo()
+                self.inserted.discard(len(self.session.game.moves))
         text = move_text(r.best_move, upper=False)
         if analyze:
             self.out.write(f"play {text}", "")
