@@ -27,7 +27,7 @@ def test_remote_ai_plays_legal_anytime_moves_and_keeps_the_remote_tree(endpoint)
     ep, server = endpoint
     ai = AI(8, -1, 1.0, remote=ep)
     game = Game(Position.start("reversed"))
-    for turn in range(3):
+    for _turn in range(3):
         board = game.position.to_cs303()
         t0 = time.monotonic()
         ai.go(board)

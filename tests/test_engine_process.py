@@ -73,7 +73,7 @@ def test_ping_is_answered_within_100ms_while_a_long_search_runs():
     delays = []
     for n in range(2, 6):
         t0 = eng.send(f"ping {n}")
-        eng.read_until(lambda l: l == f"pong {n}", timeout=5)
+        eng.read_until(lambda l, n=n: l == f"pong {n}", timeout=5)
         delays.append(time.monotonic() - t0)
         eng.send("hint 4")
         time.sleep(0.3)
@@ -153,7 +153,7 @@ def test_full_game_engine_vs_engine_over_nboard():
         n += 1
         eng.send(f"set game {_nboard_game_line(game)}")
         eng.send(f"ping {n}")
-        eng.read_until(lambda l: l == f"pong {n}", timeout=30)
+        eng.read_until(lambda l, n=n: l == f"pong {n}", timeout=30)
         eng.send("go")
         line = eng.read_until(lambda l: l.startswith("=== "), timeout=30)[-1]
         move = parse_move(line[4:].split("/")[0])

@@ -202,7 +202,7 @@ def test_client_vanishing_mid_search_and_many_clients_coming_and_going():
         gone.send("genmove black")
         time.sleep(0.2)
         gone.close()  # vanishes mid-search
-        for i in range(50):
+        for _ in range(50):
             c = RemoteEngine(s.endpoint, timeout=10)
             assert c.gtp("protocol_version") == "2"
             c.close()

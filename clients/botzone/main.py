@@ -1,4 +1,4 @@
-"""``othello-botzone``: a Botzone Reversi bot (``shared/reference/judges.md`` section 2).
+"""``othello-botzone``: a Botzone Reversi bot (``docs/reference/judges.md`` section 2).
 
 Input, one turn per process by default:
 
@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     except AgentSpecError as e:
         print(f"othello-botzone: {e}", file=sys.stderr)
         return 2
-    from clients.cs303.backend import InProcessBackend
+    from clients.backend import InProcessBackend
 
     backend = InProcessBackend(args.agent, seed=args.seed, memory_mib=args.memory,
                                iterations=args.iterations)

@@ -19,13 +19,12 @@ import time
 
 import numpy as np
 
+from clients.backend import InProcessBackend
 from engine_server.agents import SINGLE_THREAD_AGENT
 from engine_server.game import PASS, Color, Position, Rules
 from engine_server.game import bitboard as bb
 from engine_server.game import notation as nt
 from engine_server.search import rollout as R
-
-from .backend import InProcessBackend
 
 COLOR_BLACK = -1
 COLOR_WHITE = 1

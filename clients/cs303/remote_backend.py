@@ -10,13 +10,14 @@ and streams its best-so-far, which feeds the anytime candidate list.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
-from clients.remote import RemoteEngine, RemoteError
+from clients.backend import Progress, moves_between
+from clients.engine_client import EngineClient, EngineError
+from clients.remote import RemoteEngine
 from engine_server.game import Color, Position, parse_move, square_name
 from engine_server.log import get_logger
 from engine_server.search.limits import MoveStat, SearchResult
-
-from .backend import Progress, moves_between
 
 log = get_logger("judge.remote")
 
@@ -46,29 +47,30 @@ def parse_info(line: str) -> list[MoveStat]:
 
 class RemoteBackend:
     def __init__(self, endpoint: str, rules: str = "reversed", timeout: float = 30.0,
-                 keys=None, engine: RemoteEngine | None = None):
+                 keys: tuple[str | Path, str | Path] | None = None,
+                 engine: EngineClient | None = None):
         self.engine = engine or RemoteEngine(endpoint, protocol="gtp", timeout=timeout, keys=keys)
         self.rules = rules
         self._remote: Position | None = None  # the position on the engine's board
-        self.engine.gtp(f"othello-rules {rules}")
+        self.engine.command(f"othello-rules {rules}")
 
     def reset(self) -> None:
         self._remote = None
 
     def _sync(self, position: Position) -> None:
-        line = moves_between(self._remote, position) if self._remote is not None else None
-        if line is not None:
-            pos = self._remote
+        pos = self._remote
+        line = moves_between(pos, position) if pos is not None else None
+        if pos is not None and line is not None:
             try:
                 for m in line:
-                    self.engine.gtp(f"play {_color(pos.side)} {square_name(m)}")
+                    self.engine.play(_color(pos.side), square_name(m))
                     pos = pos.play(m)
                 self._remote = pos
                 return
-            except RemoteError as e:
+            except EngineError as e:
                 log.warning("remote_replay_failed", error=str(e))
-        self.engine.gtp(f"othello-setboard {position.to_string()} "
-                        f"{'X' if position.side == Color.BLACK else 'O'}")
+        self.engine.command(f"othello-setboard {position.to_string()} "
+                            f"{'X' if position.side == Color.BLACK else 'O'}")
         self._remote = position
 
     def search(self, position: Position, deadline: float,
@@ -76,17 +78,13 @@ class RemoteBackend:
         t0 = time.monotonic()
         self._sync(position)
         budget = max(0.02, deadline - time.monotonic() - NETWORK_MARGIN)
-        self.engine.gtp(f"time_settings 0 {budget + ENGINE_LAG:.3f} 1")
-        seq = self.engine.send(f"lz-genmove_analyze {_color(position.side)} 5")
+        self.engine.command(f"time_settings 0 {budget + ENGINE_LAG:.3f} 1")
         moves: list[MoveStat] = []
         best = None
-        end = deadline + 5.0
-        while True:
-            rseq, line = self.engine.read_line(max(0.05, end - time.monotonic()))
-            if rseq != seq:
-                continue
-            if line.startswith("?"):
-                raise RemoteError(f"remote genmove failed: {line}")
+        # The engine answers by its own deadline; the 5 s beyond it only catch a lost engine.
+        analysis = self.engine.stream(f"lz-genmove_analyze {_color(position.side)} 5",
+                                      timeout=max(0.05, deadline + 5.0 - time.monotonic()))
+        for line in analysis:
             if line.startswith("info "):
                 moves = parse_info(line) or moves
                 if moves and progress is not None:
@@ -95,8 +93,8 @@ class RemoteBackend:
                                           final=False, agent="remote"))
             elif line.startswith("play "):
                 best = parse_move(line.split()[1])
-            elif line == "" and best is not None:
-                break
+        if best is None:
+            raise EngineError("the engine ended lz-genmove_analyze without a move")
         self._remote = position.play(best)  # genmove played it on the engine's board
         return SearchResult(best_move=best, moves=moves, pv=[best],
                             root_value=moves[0].value if moves else 0.0,

@@ -12,7 +12,8 @@ Specs (an optional ``NAME=`` prefix sets the name shown in tables):
 A player never judges: it asks its engine for a move and reports what came back, raising
 :class:`PlayerTimeout`, :class:`PlayerCrash` or :class:`PlayerProtocolError` when the engine
 does not answer in time, dies, or answers something that is not a move.  The referee owns the
-board, the rules and the clocks.
+board, the rules and the clocks.  Engines are reached through ``clients.engine_client``; its
+errors become player errors in one place, :func:`_player_error`.
 """
 
 from __future__ import annotations
@@ -21,20 +22,28 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine_server.game import PASS, Color, Game, NotationError, Position, Rules, parse_move
+from clients.engine_client import (
+    EngineClient,
+    EngineClosed,
+    EngineCommandError,
+    EngineError,
+    EngineTimeout,
+    PipeChannel,
+)
+from clients.engine_process import EngineProcess
+from clients.remote import RemoteEngine
+from engine_server.game import PASS, Color, Game, NotationError, Position, Rules, ggf, parse_move
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits
 from engine_server.search.timeman import ABSOLUTE, FISCHER, Clock, TimeManager
-from engine_server.game import ggf
-
-from clients.engine_process import EngineProcess, EngineTimeout
 
 log = get_logger("match.players")
 
@@ -60,6 +69,17 @@ class PlayerCrash(PlayerError):
 
 class PlayerProtocolError(PlayerError):
     reason = "protocol"
+
+
+def _player_error(e: EngineError, timeout: str, crash: str) -> PlayerError:
+    """The forfeit an engine error means: silence is a timeout, a dead engine a crash, a '?'
+    reply (or anything else unexpected) a protocol error.  ``timeout`` and ``crash`` are the
+    details to report for those two."""
+    if isinstance(e, EngineTimeout):
+        return PlayerTimeout(timeout)
+    if isinstance(e, EngineClosed):
+        return PlayerCrash(crash)
+    return PlayerProtocolError(str(e))
 
 
 @dataclass(frozen=True)
@@ -149,16 +169,16 @@ def _fmt(x: float) -> str:
     return f"{x:.3f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
 
 
-def _quit(proc) -> None:
+def _quit(channel: PipeChannel | None) -> None:
     """Ask an engine subprocess to quit, then wait for it (killed if it does not go)."""
-    if proc is None:
+    if channel is None:
         return
     try:
-        if proc.proc.poll() is None:
-            proc.send("quit")
-    except OSError:
+        if channel.proc.poll() is None:
+            channel.send("quit")
+    except (EngineError, OSError):
         pass
-    proc.close(timeout=5)
+    channel.close(timeout=5)
 
 
 class Player:
@@ -242,21 +262,50 @@ class AgentPlayer(Player):
 # --- GTP over pipes and over ZeroMQ --------------------------------------------------------------
 
 class _GtpBase(Player):
-    """The GTP conversation; subclasses provide ``_command(line, timeout)``."""
+    """The GTP conversation; subclasses open the :class:`EngineClient` (``_open``) and may say
+    how engine errors become player errors (``_player_error``) and which lines are retried."""
 
     def __init__(self, spec: PlayerSpec, tc: TimeControl):
         super().__init__(spec, tc)
         self.commands: set[str] = set()
         self.started = False
+        self.client: EngineClient | None = None
+
+    def _open(self) -> EngineClient:
+        raise NotImplementedError
+
+    def _retries(self, line: str) -> int | None:
+        """Resends for ``line`` (None: the client's default)."""
+        return None
+
+    def _player_error(self, e: EngineError, line: str, timeout: float) -> PlayerError:
+        code = None
+        if self.client is not None and isinstance(self.client.channel, PipeChannel):
+            code = self.client.channel.proc.poll()
+        return _player_error(e, f"no answer to {line!r} within {timeout:.3g} s",
+                             f"engine exited (code {code}) during {line!r}")
+
+    @contextmanager
+    def _talking(self, line: str, timeout: float) -> Iterator[EngineClient]:
+        """The client, with its errors raised as player errors."""
+        if self.client is None:
+            self.client = self._open()
+        try:
+            yield self.client
+        except EngineError as e:
+            raise self._player_error(e, line, timeout) from None
 
     def _command(self, line: str, timeout: float) -> str:
-        raise NotImplementedError
+        with self._talking(line, timeout) as client:
+            return client.command(line, timeout, retries=self._retries(line))
 
     def _start(self) -> None:
         version = self._command("protocol_version", SETUP_TIMEOUT)
         if version.strip() not in ("1", "2"):
             log.info("gtp_protocol_version", engine=self.spec.name, version=version)
-        self.commands = set(self._command("list_commands", COMMAND_TIMEOUT).split())
+        with self._talking("list_commands", COMMAND_TIMEOUT) as client:
+            self.commands = client.list_commands(COMMAND_TIMEOUT,
+                                                 retries=self._retries("list_commands"))
         if "name" in self.commands:
             name = self._command("name", COMMAND_TIMEOUT).split()
             if name:
@@ -302,7 +351,9 @@ class _GtpBase(Player):
 
     def _play(self, color: Color, move: int) -> None:
         text = "pass" if move == PASS else _sq(move)
-        self._command(f"play {color} {text}", COMMAND_TIMEOUT)
+        line = f"play {color} {text}"
+        with self._talking(line, COMMAND_TIMEOUT) as client:
+            client.play(str(color), text, COMMAND_TIMEOUT, retries=self._retries(line))
 
     def observe(self, game: Game, move: int, color: Color) -> None:
         self._play(color, move)
@@ -310,12 +361,14 @@ class _GtpBase(Player):
     def genmove(self, turn: Turn) -> Reply:
         if "time_left" in self.commands:
             if turn.clock_left is not None:
-                self._command(f"time_left {turn.color} {_fmt(max(0.0, turn.clock_left[turn.color]))}"
-                              " 0", COMMAND_TIMEOUT)
+                left = max(0.0, turn.clock_left[turn.color])
+                self._command(f"time_left {turn.color} {_fmt(left)} 0", COMMAND_TIMEOUT)
             elif self.tc.move_time is not None:
                 self._command(f"time_left {turn.color} {_fmt(self.tc.move_time)} 1",
                               COMMAND_TIMEOUT)
-        answer = self._command(f"genmove {turn.color}", turn.wait or 1e9).strip()
+        line, wait = f"genmove {turn.color}", turn.wait or 1e9
+        with self._talking(line, wait) as client:
+            answer = client.genmove(str(turn.color), wait, retries=self._retries(line)).strip()
         word = answer.split()[0].lower() if answer.split() else ""
         if word == "resign":
             return Reply(None)
@@ -332,100 +385,84 @@ def _sq(move: int) -> str:
 
 
 class GtpPlayer(_GtpBase):
-    def __init__(self, spec: PlayerSpec, tc: TimeControl):
-        super().__init__(spec, tc)
-        self.proc: EngineProcess | None = None
-
-    def _spawn(self) -> None:
+    def _open(self) -> EngineClient:
         try:
-            self.proc = EngineProcess(shlex.split(self.spec.target))
+            return EngineClient(PipeChannel.spawn(shlex.split(self.spec.target)))
         except OSError as e:
             raise PlayerCrash(f"cannot start {self.spec.target!r}: {e}") from e
 
-    def _command(self, line: str, timeout: float) -> str:
-        if self.proc is None:
-            self._spawn()
-        assert self.proc is not None
-        try:
-            return self.proc.gtp(line, timeout=timeout)
-        except EngineTimeout:
-            raise PlayerTimeout(f"no answer to {line!r} within {timeout:.3g} s") from None
-        except (EOFError, BrokenPipeError, OSError):
-            code = self.proc.proc.poll()
-            raise PlayerCrash(f"engine exited (code {code}) during {line!r}") from None
-        except RuntimeError as e:
-            raise PlayerProtocolError(str(e)) from None
+    def _channel(self) -> PipeChannel | None:
+        if self.client is None:
+            return None
+        assert isinstance(self.client.channel, PipeChannel)
+        return self.client.channel
 
     def close(self) -> None:
-        _quit(self.proc)
-        self.proc = None
+        _quit(self._channel())
+        self.client = None
         self.started = False
 
     def kill(self) -> None:
-        if self.proc is not None:
-            _kill(self.proc)
-            self.proc = None
+        channel = self._channel()
+        if channel is not None:
+            channel.kill()
+        self.client = None
         self.started = False
 
 
 class ZmqPlayer(_GtpBase):
-    def __init__(self, spec: PlayerSpec, tc: TimeControl):
-        super().__init__(spec, tc)
-        self.remote = None
+    def _open(self) -> EngineClient:
+        return RemoteEngine(self.spec.target, protocol="gtp", timeout=COMMAND_TIMEOUT)
 
-    def _command(self, line: str, timeout: float) -> str:
-        from clients.remote import RemoteEngine, RemoteError
-
-        if self.remote is None:
-            self.remote = RemoteEngine(self.spec.target, protocol="gtp", timeout=COMMAND_TIMEOUT)
-        eng = self.remote
+    def _retries(self, line: str) -> int | None:
         # A move request is not retried: the wait is the referee's, and a retry would restart it.
-        retries, eng.retries = eng.retries, (0 if line.startswith("genmove") else eng.retries)
-        try:
-            lines = eng.request(line, lambda ls: len(ls) >= 2 and ls[-1] == "", timeout)
-        except RemoteError:
-            raise PlayerTimeout(f"no answer to {line!r} within {timeout:.3g} s") from None
-        finally:
-            eng.retries = retries
-        head = lines[0]
-        if head.startswith("?"):
-            raise PlayerProtocolError(f"{line!r} failed: {head}")
-        first = re.sub(r"^=\d*\s?", "", head)
-        return "\n".join([first] + lines[1:-1]).strip()
+        return 0 if line.startswith("genmove") else None
+
+    def _player_error(self, e: EngineError, line: str, timeout: float) -> PlayerError:
+        if isinstance(e, EngineCommandError):
+            return PlayerProtocolError(str(e))
+        # Anything else means the server could not be reached (as RemoteError always meant).
+        return PlayerTimeout(f"no answer to {line!r} within {timeout:.3g} s")
 
     def close(self) -> None:
-        if self.remote is not None:
-            self.remote.close()
-            self.remote = None
+        if self.client is not None:
+            self.client.close()
+            self.client = None
         self.started = False
 
 
 # --- NBoard over pipes ---------------------------------------------------------------------------
 
 class NBoardPlayer(Player):
+    """NBoard has no response framing to parse: ``ping N``/``pong N`` marks where the answers to
+    earlier lines end, so this player reads the pipe channel line by line itself."""
+
     def __init__(self, spec: PlayerSpec, tc: TimeControl):
         super().__init__(spec, tc)
-        self.proc: EngineProcess | None = None
+        self.channel: PipeChannel | None = None
         self.ping = 0
 
-    def _send(self, line: str) -> None:
-        assert self.proc is not None
-        try:
-            self.proc.send(line)
-        except (BrokenPipeError, OSError):
-            raise PlayerCrash(f"engine exited (code {self.proc.proc.poll()})") from None
+    def _code(self) -> int | None:
+        return self.channel.proc.poll() if self.channel is not None else None
 
-    def _read_until(self, pred, timeout: float, what: str) -> str:
-        assert self.proc is not None
+    def _send(self, line: str) -> None:
+        assert self.channel is not None
+        try:
+            self.channel.send(line)
+        except EngineError as e:
+            raise _player_error(e, f"no answer to {line!r}",
+                                f"engine exited (code {self._code()})") from None
+
+    def _read_until(self, pred: Callable[[str], bool], timeout: float, what: str) -> str:
+        assert self.channel is not None
         end = time.monotonic() + timeout
         while True:
             try:
-                line = self.proc.read_line(max(0.0, end - time.monotonic()))
-            except EngineTimeout:
-                raise PlayerTimeout(f"no {what} within {timeout:.3g} s") from None
-            except EOFError:
-                raise PlayerCrash(f"engine exited (code {self.proc.proc.poll()}) "
-                                  f"while waiting for {what}") from None
+                line = self.channel.read_line(end)
+            except EngineError as e:
+                raise _player_error(e, f"no {what} within {timeout:.3g} s",
+                                    f"engine exited (code {self._code()}) "
+                                    f"while waiting for {what}") from None
             if line.startswith("set myname "):
                 name = line[len("set myname "):].split()
                 if name:
@@ -440,9 +477,9 @@ class NBoardPlayer(Player):
         self._read_until(lambda l: l.strip() == f"pong {n}", timeout, f"pong {n}")
 
     def new_game(self, game: Game, color: Color, seed: int) -> None:
-        if self.proc is None:
+        if self.channel is None:
             try:
-                self.proc = EngineProcess(shlex.split(self.spec.target))
+                self.channel = PipeChannel.spawn(shlex.split(self.spec.target))
             except OSError as e:
                 raise PlayerCrash(f"cannot start {self.spec.target!r}: {e}") from e
             self._send("nboard 2")
@@ -474,30 +511,17 @@ class NBoardPlayer(Player):
         return ggf_clock(self.tc, grace=False)
 
     def close(self) -> None:
-        _quit(self.proc)
-        self.proc = None
+        _quit(self.channel)
+        self.channel = None
 
     def kill(self) -> None:
-        if self.proc is not None:
-            _kill(self.proc)
-            self.proc = None
+        if self.channel is not None:
+            self.channel.kill()
+            self.channel = None
 
 
-def _kill(proc: EngineProcess) -> None:
-    try:
-        proc.proc.kill()
-    except OSError:
-        pass
-    try:
-        proc.proc.wait(5)
-    except subprocess.TimeoutExpired:
-        pass
-    for stream in (proc.proc.stdin, proc.proc.stdout):
-        try:
-            if stream is not None:
-                stream.close()
-        except OSError:
-            pass
+def _kill(proc: EngineProcess | PipeChannel) -> None:
+    proc.kill()
 
 
 # --- CS303 AI files ------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """Where a judge adapter gets its moves from: a small object with
-``search(position, deadline, progress) -> SearchResult``.
+``search(position, deadline, progress) -> SearchResult`` and ``reset()``.
 
-:class:`InProcessBackend` runs an agent of the registry in the calling thread (judges that
-import the player into their own process, and Botzone's one-process-per-bot model).  A remote
-backend that forwards to a running engine over ZeroMQ is a later issue; it only has to offer the
-same ``search``/``reset`` methods.
+Not tied to one judge: the CS303 ``AI`` class (:mod:`clients.cs303.ai`) and the Botzone bot
+(:mod:`clients.botzone.main`) both drive one.  :class:`InProcessBackend` runs an agent of the
+registry in the calling thread (judges that import the player into their own process, and
+Botzone's one-process-per-bot model); :mod:`clients.cs303.remote_backend` forwards to a running
+engine over ZeroMQ with the same ``search``/``reset`` methods.
 
 Judges hand over boards, not moves, so tree reuse starts by working out which moves lead from
 the last searched position to the new one (:func:`moves_between`).

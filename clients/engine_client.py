@@ -1,0 +1,576 @@
+"""The client side of the engine's text protocols, written once.
+
+Three layers:
+
+* **errors**: :class:`EngineError` and its three kinds: :class:`EngineCommandError` (a GTP
+  ``?`` reply), :class:`EngineTimeout` (nothing by the deadline) and :class:`EngineClosed` (the
+  channel is closed or the engine died);
+* **channels** move lines: :class:`PipeChannel` (a subprocess's stdin/stdout),
+  :class:`ZmqChannel` (the engine's ZeroMQ server, framing in engine_server/serve/zmq_server.py)
+  and :class:`InProcessChannel` (a Session and protocol handler in this process);
+* :class:`EngineClient` speaks GTP (and raw line requests, for NBoard) over any channel, with
+  :func:`read_response` / :func:`parse_response` as the one reader of GTP responses.
+
+``clients.engine_process``, ``clients.remote``, the match players and the CS303 remote backend
+are built on this module.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
+
+import zmq
+import zmq.auth
+
+from engine_server.log import get_logger
+
+if TYPE_CHECKING:
+    # Imported where used: they pull in the search (numba), which a client that only talks to
+    # an engine elsewhere (the CS303 remote judge) keeps out of its process.
+    from engine_server.protocol import LineHandler
+    from engine_server.session import EngineOptions
+
+log = get_logger("engine_client")
+
+REPO = Path(__file__).resolve().parent.parent
+
+T = TypeVar("T")
+
+
+# --- errors --------------------------------------------------------------------------------------
+
+class EngineError(RuntimeError):
+    """Anything that went wrong talking to an engine.  A RuntimeError because the clients this
+    module replaced raised RuntimeError for ``?`` replies, and callers still catch that."""
+
+
+class EngineCommandError(EngineError):
+    """The engine answered ``?``: it understood the request and refused it."""
+
+    def __init__(self, message: str, command: str = "", id: str = ""):
+        # All three in args, so that the error survives pickling (match workers are processes).
+        super().__init__(message, command, id)
+        self.message = message
+        self.command = command
+        self.id = id
+
+    def __str__(self) -> str:
+        return f"{self.command!r} failed: {f'?{self.id} {self.message}'.rstrip()}"
+
+
+class EngineTimeout(EngineError, TimeoutError):
+    """No (complete) answer by the deadline.  Also a TimeoutError, as the old clients raised."""
+
+
+class EngineClosed(EngineError, EOFError):
+    """The channel is closed or the engine behind it exited.  Also an EOFError, as the old pipe
+    client raised at end of output."""
+
+
+# --- GTP responses -------------------------------------------------------------------------------
+
+_HEAD = re.compile(r"^([=?])(\d*)\s?")
+
+
+@dataclass(frozen=True)
+class GtpResponse:
+    ok: bool        # '=' (or a head with neither '=' nor '?', taken as success as engines expect)
+    text: str       # the result or error message without its '=id'/'?id' head, stripped
+    id: str = ""    # the command id the engine echoed ("" when the command had none)
+
+    def result(self, command: str) -> str:
+        """The text of a success; :class:`EngineCommandError` for a ``?`` reply."""
+        if not self.ok:
+            raise EngineCommandError(self.text, command, self.id)
+        return self.text
+
+
+def parse_response(lines: Sequence[str]) -> GtpResponse:
+    """One GTP response from its lines (without the blank line that ends it)."""
+    if not lines:
+        raise ValueError("a GTP response has at least one line")
+    head = lines[0]
+    m = _HEAD.match(head)
+    if m is None:
+        # Lenient, like every client before this one: a head without '='/'?' is a result.
+        return GtpResponse(True, "\n".join(lines).strip())
+    text = "\n".join([head[m.end():], *lines[1:]]).strip()
+    return GtpResponse(m.group(1) == "=", text, m.group(2))
+
+
+def read_response(channel: "Channel", deadline: float) -> GtpResponse:
+    """Read one ``=[id] text`` / ``?[id] message`` response, possibly multi-line, up to the
+    blank line that ends it.  Blank lines before it (left from an earlier response) are skipped."""
+    lines: list[str] = []
+    while True:
+        line = channel.read_line(deadline)
+        if line == "":
+            if lines:
+                return parse_response(lines)
+            continue
+        lines.append(line)
+
+
+# Commands whose repetition leaves the engine as one execution would: the only ones a client may
+# resend over a channel that would execute a resent line again.
+IDEMPOTENT_COMMANDS = frozenset({
+    "protocol_version", "name", "version", "known_command", "list_commands", "list_games",
+    "showboard", "final_score", "boardsize", "clear_board", "komi", "set_game", "time_settings",
+    "kgs-time_settings", "kata-time_settings", "othello-rules",
+})
+
+
+def _split_id(text: str) -> tuple[str, str]:
+    """``"12 name"`` -> ``("12", "name")``; ``"name"`` -> ``("", "name")``."""
+    first, _, rest = text.strip().partition(" ")
+    return (first, rest.strip()) if first.isdigit() else ("", text.strip())
+
+
+def is_idempotent(text: str) -> bool:
+    words = _split_id(text)[1].split()
+    return bool(words) and words[0] in IDEMPOTENT_COMMANDS
+
+
+# --- channels ------------------------------------------------------------------------------------
+
+class Channel:
+    """Moves protocol lines to and from one engine session.
+
+    ``resend_is_safe``: a resent request is answered from memory rather than executed again (the
+    ZeroMQ server does this by sequence number), so any command may be retried over it."""
+
+    name: str = "engine"
+    resend_is_safe: bool = False
+
+    def send(self, line: str) -> None:
+        """Send one protocol line (no newline).  :class:`EngineClosed` if it cannot go."""
+        raise NotImplementedError
+
+    def read_line(self, deadline: float) -> str:
+        """The next line of output, waiting until ``deadline`` (``time.monotonic()`` seconds):
+        :class:`EngineTimeout` when none comes by then, :class:`EngineClosed` at end of output."""
+        raise NotImplementedError
+
+    def close(self) -> int | None:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """After a request timed out: drop what the transport holds of it (ZeroMQ: the socket)."""
+
+    def resend(self) -> None:
+        """Send the last request again as the same request (only where ``resend_is_safe``)."""
+        raise EngineError(f"{self.name} cannot resend a request as the same request")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class _QueuedChannel(Channel):
+    """Output lines arrive on another thread and wait in a queue; None marks end of output.
+    Reading from a queue is what lets a hung engine time out instead of blocking the caller."""
+
+    def __init__(self) -> None:
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._eof = False
+
+    def read_line(self, deadline: float) -> str:
+        if self._eof:
+            raise EngineClosed(f"{self.name} closed its output")
+        try:
+            line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise EngineTimeout(f"no output from {self.name} by the deadline") from None
+        if line is None:
+            self._eof = True
+            raise EngineClosed(f"{self.name} closed its output")
+        return line
+
+
+class PipeChannel(_QueuedChannel):
+    """An engine subprocess's stdin and stdout."""
+
+    def __init__(self, proc: "subprocess.Popen[str]", name: str | None = None):
+        super().__init__()
+        self.proc = proc
+        self.name = name or f"engine (pid {proc.pid})"
+        threading.Thread(target=self._read, name=f"pipe-reader-{proc.pid}", daemon=True).start()
+
+    @classmethod
+    def spawn(cls, args: Sequence[str], env: dict[str, str] | None = None,
+              cwd: str | None = None, stderr: int | IO[str] | None = subprocess.DEVNULL
+              ) -> "PipeChannel":
+        """Start ``args`` with pipes; OSError when it cannot be started."""
+        proc = subprocess.Popen(list(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=stderr, text=True, bufsize=1, env=env, cwd=cwd)
+        return cls(proc, f"{Path(args[0]).name} (pid {proc.pid})")
+
+    @classmethod
+    def ours(cls, *engine_args: str, stderr: int | IO[str] | None = subprocess.DEVNULL
+             ) -> "PipeChannel":
+        """This project's engine, ``python -m engine_server ARGS``, importable from any cwd."""
+        return cls.spawn(engine_command(*engine_args), env=engine_env(), cwd=str(REPO),
+                         stderr=stderr)
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        try:
+            for line in self.proc.stdout:
+                self._lines.put(line.rstrip("\n"))
+        except (OSError, ValueError):  # stdout closed under us by kill()
+            pass
+        self._lines.put(None)
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError) as e:  # BrokenPipeError, or stdin already closed
+            raise EngineClosed(f"{self.name} exited (code {self.proc.poll()}): {e}") from None
+
+    def close(self, timeout: float = 10.0) -> int:
+        """Close stdin (end of input: our engine exits cleanly on it) and wait; kill after
+        ``timeout``.  The exit code."""
+        try:
+            if self.proc.poll() is None and self.proc.stdin:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+    def kill(self) -> None:
+        """End the process at once (after a crash, a hang or a protocol error)."""
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+
+
+def engine_command(*engine_args: str) -> list[str]:
+    """The command line of this project's engine, run by the current interpreter."""
+    return [sys.executable, "-m", "engine_server", *engine_args]
+
+
+def engine_env() -> dict[str, str]:
+    """The environment that lets ``python -m engine_server`` import this checkout from any
+    working directory."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+class ZmqChannel(Channel):
+    """A DEALER socket to the engine's ZeroMQ server.
+
+    Frames are ``[seq, line]`` both ways; the routing id is stable, so the server keeps the same
+    session (game, tree) across reconnects.  ``read_line`` returns only lines of the latest
+    request and drops late lines of earlier ones; ``recv`` returns every line with its ``seq``.
+    A request resent under the same ``seq`` on a fresh socket ("lazy pirate") is answered from
+    the server's memory, not executed again, so no move is played twice."""
+
+    resend_is_safe = True
+
+    def __init__(self, endpoint: str, keys: tuple[str | Path, str | Path] | None = None,
+                 identity: bytes | None = None, context: zmq.Context[Any] | None = None):
+        """``keys = (client_secret_key_file, server_public_key_file)`` enables CURVE."""
+        self.endpoint = endpoint
+        self.name = endpoint
+        self.keys = keys
+        self.identity = identity or b"c-" + os.urandom(8).hex().encode()
+        self.ctx = context or zmq.Context.instance()
+        self.seq = 0
+        self.sock: zmq.Socket[bytes] | None = None
+        self._last = ""
+        self.connect()
+
+    def connect(self) -> None:
+        """A fresh socket with the same routing id (the old one is dropped with its queue)."""
+        if self.sock is not None:
+            self.sock.close(0)
+        s = self.ctx.socket(zmq.DEALER)
+        s.setsockopt(zmq.LINGER, 0)
+        s.setsockopt(zmq.ROUTING_ID, self.identity)
+        if self.keys is not None:
+            pub, sec = zmq.auth.load_certificate(str(self.keys[0]))
+            server_pub, _ = zmq.auth.load_certificate(str(self.keys[1]))
+            s.curve_secretkey = sec
+            s.curve_publickey = pub
+            s.curve_serverkey = server_pub
+        s.connect(self.endpoint)
+        self.sock = s
+
+    def _socket(self) -> zmq.Socket[bytes]:
+        if self.sock is None:
+            raise EngineClosed(f"the channel to {self.endpoint} is closed")
+        return self.sock
+
+    def send(self, line: str) -> None:
+        self.seq += 1
+        self._last = line
+        self.send_seq(self.seq, line)
+
+    def send_seq(self, seq: int, line: str) -> None:
+        """One frame pair with a chosen sequence number (a retry reuses the request's)."""
+        self._socket().send_multipart([str(seq).encode(), line.encode("utf-8")])
+
+    def resend(self) -> None:
+        self.send_seq(self.seq, self._last)
+
+    def reset(self) -> None:
+        if self.sock is not None:  # a closed channel stays closed
+            self.connect()
+
+    def recv(self, timeout: float) -> tuple[int, str]:
+        """The next line from the server as ``(seq, line)``; :class:`EngineTimeout` when none
+        comes within ``timeout`` seconds."""
+        sock = self._socket()
+        if not sock.poll(int(timeout * 1000)):
+            raise EngineTimeout(f"no reply from {self.endpoint} within {timeout} s")
+        frames = sock.recv_multipart()
+        if len(frames) != 2:
+            raise EngineError(f"malformed reply frames: {frames!r}")
+        return int(frames[0]), frames[1].decode("utf-8")
+
+    def read_line(self, deadline: float) -> str:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise EngineTimeout(f"no reply from {self.endpoint} by the deadline")
+            seq, line = self.recv(left)
+            if seq == self.seq:
+                return line
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close(0)
+            self.sock = None
+
+
+class InProcessChannel(_QueuedChannel):
+    """A Session and its protocol handler in this process, driven as the stdio front end drives
+    them: lines go to a controller thread that calls the I/O-free ``handle_line`` (a ``genmove``
+    blocks there, not in the caller), and what the session writes through its Output is read
+    back line by line.  ``protocol`` is ``gtp``, ``nboard`` or ``auto`` (from the first line)."""
+
+    def __init__(self, options: EngineOptions | None = None, protocol: str = "auto"):
+        from engine_server.protocol import make_handler
+        from engine_server.protocol.common import clean_line
+        from engine_server.session import EngineOptions, Output, Session
+
+        super().__init__()
+        self._clean = clean_line
+        self.name = "in-process engine"
+        self.session = Session(options or EngineOptions(), Output(self._lines.put))
+        self.handler: LineHandler | None = (None if protocol == "auto"
+                                            else make_handler(protocol, self.session))
+        self._inbox: queue.Queue[tuple[str, float] | None] = queue.Queue()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="in-process-engine", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from engine_server.protocol import detect_protocol, make_handler
+
+        try:
+            while True:
+                item = self._inbox.get()
+                if item is None:
+                    break
+                text, received = item
+                if self.handler is None:
+                    if not self._clean(text, cut_comments=True):
+                        continue
+                    self.handler = make_handler(detect_protocol(text), self.session)
+                try:
+                    if not self.handler.handle_line(text, received):
+                        break
+                except Exception:
+                    # As on stdio: a handler bug must not end the session.
+                    log.exception("handler_error", line=text.strip()[:200])
+        finally:
+            self._closed = True
+            self.session.close()
+            self._lines.put(None)
+
+    def send(self, line: str) -> None:
+        if self._closed:
+            raise EngineClosed(f"{self.name} has quit")
+        words = self._clean(line, cut_comments=True).split(" ")
+        if any(w == "quit" for w in words[:2]):
+            # The controller may be inside a long genmove: make it return now, as stdio does.
+            self.session.interrupt()
+        self._inbox.put((line, time.monotonic()))
+
+    def close(self, timeout: float = 10.0) -> None:
+        self._closed = True
+        self.session.interrupt()
+        self._inbox.put(None)
+        self._thread.join(timeout)
+
+
+# --- the client ----------------------------------------------------------------------------------
+
+class EngineClient:
+    """GTP over any :class:`Channel`.
+
+    ``timeout`` is the default wait for a whole response (per attempt), ``retries`` the default
+    number of resends after a timeout or a closed channel.  A retry happens only when it cannot
+    run a command twice: over a channel whose resends are safe (ZeroMQ), or for an idempotent
+    command (:data:`IDEMPOTENT_COMMANDS`); other commands get one attempt whatever is asked.
+    Over a pipe or in process a retried command carries a fresh GTP id, so the late answer to the
+    attempt that timed out is recognised and skipped."""
+
+    def __init__(self, channel: Channel, timeout: float = 60.0, retries: int = 0):
+        self.channel = channel
+        self.timeout = timeout
+        self.retries = retries
+        self._next_id = 0
+
+    # --- GTP ------------------------------------------------------------------------------------
+    def command(self, text: str, timeout: float | None = None, retries: int | None = None) -> str:
+        """Send one GTP command and return its result text; :class:`EngineCommandError` on
+        ``?``, :class:`EngineTimeout` / :class:`EngineClosed` when no answer comes."""
+        return self.response(text, timeout, retries).result(text)
+
+    def response(self, text: str, timeout: float | None = None,
+                 retries: int | None = None) -> GtpResponse:
+        """Like :meth:`command`, but a ``?`` reply is returned rather than raised."""
+        attempts = self._attempts(text, retries)
+
+        def attempt(n: int, deadline: float) -> GtpResponse:
+            if n == 0:
+                self.channel.send(text)
+                expect = None
+            elif self.channel.resend_is_safe:
+                self.channel.resend()
+                expect = None
+            else:
+                self._next_id += 1
+                expect = str(self._next_id)
+                self.channel.send(f"{expect} {_split_id(text)[1]}")
+            while True:
+                r = read_response(self.channel, deadline)
+                if expect is None or r.id == expect:
+                    return r
+
+        return self._with_retries(text, attempt, timeout, attempts)
+
+    def stream(self, text: str, timeout: float | None = None) -> Iterator[str]:
+        """Send a command whose response streams (``lz-genmove_analyze``) and return an iterator
+        over the lines after the head as they come, up to the blank line that ends the response;
+        :class:`EngineCommandError` on ``?``.  Not retried: lines already seen cannot be taken
+        back."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        self.channel.send(text)  # now, not at the first next(): the search starts at once
+        return self._stream_lines(text, deadline)
+
+    def _stream_lines(self, text: str, deadline: float) -> Iterator[str]:
+        line = ""
+        while line == "":
+            line = self.channel.read_line(deadline)
+        head = parse_response([line])
+        if not head.ok:
+            raise EngineCommandError(head.text, text, head.id)
+        if head.text:
+            yield head.text
+        while (line := self.channel.read_line(deadline)) != "":
+            yield line
+
+    def genmove(self, color: str, timeout: float | None = None,
+                retries: int | None = None) -> str:
+        """The move the engine plays for ``color`` (``"black"``/``"white"``), as it wrote it."""
+        return self.command(f"genmove {color}", timeout, retries)
+
+    def play(self, color: str, move: str, timeout: float | None = None,
+             retries: int | None = None) -> None:
+        self.command(f"play {color} {move}", timeout, retries)
+
+    def list_commands(self, timeout: float | None = None,
+                      retries: int | None = None) -> set[str]:
+        return set(self.command("list_commands", timeout, retries).split())
+
+    # --- raw line protocols (NBoard) ------------------------------------------------------------
+    def request(self, line: str, done: Callable[[list[str]], bool], timeout: float | None = None,
+                retries: int | None = None) -> list[str]:
+        """Send ``line`` and collect output lines until ``done(lines)``.  Retried only where
+        resends are safe: a raw protocol has no id to tell a late answer from a new one."""
+        attempts = 1 if not self.channel.resend_is_safe else self._attempts(line, retries)
+
+        def attempt(n: int, deadline: float) -> list[str]:
+            if n == 0:
+                self.channel.send(line)
+            else:
+                self.channel.resend()
+            lines: list[str] = []
+            while True:
+                lines.append(self.channel.read_line(deadline))
+                if done(lines):
+                    return lines
+
+        return self._with_retries(line, attempt, timeout, attempts)
+
+    # --- retries --------------------------------------------------------------------------------
+    def _attempts(self, text: str, retries: int | None) -> int:
+        n = self.retries if retries is None else retries
+        if n > 0 and not (self.channel.resend_is_safe or is_idempotent(text)):
+            n = 0
+        return max(0, n) + 1
+
+    def _with_retries(self, text: str, attempt: Callable[[int, float], T],
+                      timeout: float | None, attempts: int) -> T:
+        t = self.timeout if timeout is None else timeout
+        error: EngineError | None = None
+        for n in range(attempts):
+            try:
+                return attempt(n, time.monotonic() + t)
+            except (EngineTimeout, EngineClosed) as e:
+                error = e
+                self.channel.reset()
+                if n + 1 < attempts:
+                    log.warning("engine_retry", channel=str(self.channel), attempt=n + 1,
+                                line=text[:80])
+        tries = f" after {attempts} tries" if attempts > 1 else f" within {t:g} s"
+        if isinstance(error, EngineClosed):
+            raise EngineClosed(f"no answer to {text!r} from {self.channel}{tries}: "
+                               f"{error}") from error
+        raise EngineTimeout(f"no answer to {text!r} from {self.channel}{tries}") from None
+
+    def close(self) -> int | None:
+        return self.channel.close()
+
+    def __enter__(self) -> "EngineClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = [
+    "Channel", "EngineClient", "EngineClosed", "EngineCommandError", "EngineError",
+    "EngineTimeout", "GtpResponse", "IDEMPOTENT_COMMANDS", "InProcessChannel", "PipeChannel",
+    "ZmqChannel", "engine_command", "engine_env", "is_idempotent", "parse_response",
+    "read_response",
+]
