@@ -277,7 +277,7 @@ def test_keep_running_simplified_io_and_bad_lines_lose_nothing(keep_running):
 
 
 def test_bot_state_in_process_bare_requests_new_games_and_failed_input():
-    from clients.cs303.backend import InProcessBackend
+    from clients.backend import InProcessBackend
 
     bot = bz.Bot(InProcessBackend("uct", seed=1, iterations=50))
     bot.take(bz.parse_input('{"x":-1,"y":-1}', lambda: ""))  # a bare first request: we are black

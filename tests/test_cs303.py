@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from clients.backend import InProcessBackend, moves_between
 from clients.cs303 import checker as ck
 from clients.cs303.ai import AI, default_cutoff
-from clients.cs303.backend import InProcessBackend, moves_between
 from engine_server.game import PASS, Color, Position, Rules
 from engine_server.game import notation as nt
 
@@ -104,7 +104,8 @@ def test_candidate_list_on_sampled_positions_for_both_colours(players):
 
 def test_single_off_diagonal_move_is_given_as_row_col(players):
     for seed, side in ((1, Color.BLACK), (2, Color.WHITE)):
-        pos = find_position(lambda p: p.side == side and only_move_off_diagonal(p), seed=seed)
+        pos = find_position(lambda p, side=side: p.side == side and only_move_off_diagonal(p),
+                            seed=seed)
         (rc,) = ck.expected_moves(pos)
         ai = players[side]
         ck.judge_go(ai, pos.to_cs303(), 1.0)
@@ -131,7 +132,8 @@ def test_pass_leaves_an_emptied_list(players):
 def test_reversed_rules_by_default_and_standard_on_request():
     std = move_scores(RULES_SPLIT.with_rules("standard"))
     rev = move_scores(RULES_SPLIT)
-    assert max(std, key=std.get) == nt.parse_move("h6") and max(rev, key=rev.get) == nt.parse_move("a3")
+    assert max(std, key=std.get) == nt.parse_move("h6")
+    assert max(rev, key=rev.get) == nt.parse_move("a3")
     board = RULES_SPLIT.to_cs303()
     reversed_ai = quick_ai(-1, iterations=3000)
     standard_ai = quick_ai(-1, iterations=3000, rules="standard")
@@ -214,13 +216,14 @@ def test_backend_is_a_small_replaceable_object():
 
 
 def test_player_files_pass_the_platform_scan_and_parse_as_python_37():
-    for name in ("ai.py", "player.py", "backend.py", "__init__.py"):
-        text = (CS303 / name).read_text()
-        assert ck.scan_source(text) == [], name
-        if name != "backend.py":  # the backend is not uploaded; ai.py and player.py are
-            assert ck.syntax_problem(text) is None, name
-    for name in ("ai.py", "backend.py"):  # the judge's timer is a signal: no helper threads
-        assert "threading" not in (CS303 / name).read_text()
+    backend = CS303.parent / "backend.py"  # not uploaded; ai.py and player.py are
+    for path in (CS303 / "ai.py", CS303 / "player.py", backend, CS303 / "__init__.py"):
+        text = path.read_text()
+        assert ck.scan_source(text) == [], path.name
+        if path != backend:
+            assert ck.syntax_problem(text) is None, path.name
+    for path in (CS303 / "ai.py", backend):  # the judge's timer is a signal: no helper threads
+        assert "threading" not in path.read_text()
 
 
 def test_case_files_in_the_course_format():
@@ -341,3 +344,28 @@ def test_a_backend_cannot_make_the_decision_illegal():
     assert strict_problems(ai, pos) == []
     assert ai.candidate_list[4:][-3:] == [nt.row_col(f5), nt.row_col(c4), nt.row_col(f5)]
     assert d3 in pos.legal_moves()
+
+
+def test_checker_and_referee_worker_share_one_judge_emulation(tmp_path):
+    from clients.cs303 import judge
+    from clients.match import cs303_worker
+
+    assert ck.judge_go is judge.judge_go is cs303_worker.judge_go
+    assert ck.load_ai_class is judge.load_ai_class is cs303_worker.load_ai_class
+    assert ck.JudgeTimeout is judge.JudgeTimeout and issubclass(judge.JudgeTimeout, AssertionError)
+    f = tmp_path / "odd.py"
+    f.write_text(textwrap.dedent("""\
+        class AI(object):
+            def __init__(self, chessboard_size, color, time_out):
+                self.candidate_list = []
+
+            def go(self, chessboard):
+                self.candidate_list.extend([(2, 3), "junk", (4, 5)])
+                raise KeyError("student bug")
+        """))
+    ai = judge.load_ai_class(f)(8, -1, 1.0)
+    out = judge.judge_go(ai, Position.start().to_cs303(), 1.0)
+    assert not out.timed_out and isinstance(out.exception, KeyError)
+    assert "student bug" in out.error
+    # What the worker sends the referee: pairs as lists, anything else as its repr.
+    assert judge.read_candidates(ai) == [[2, 3], "'junk'", [4, 5]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -18,9 +19,12 @@ import pytest
 
 from clients.match import elo as E
 from clients.match import openings as O
+from clients.match import pool as P
 from clients.match.cli import main as cli_main
 from clients.match.cli import parse_clock
+from clients.match.journal import Journal
 from clients.match.players import PlayerSpec, TimeControl
+from clients.match.record import GameRecord
 from clients.match.referee import GameTask, PlayerCache, play_game
 from clients.match.tournament import (
     MatchConfig,
@@ -28,9 +32,9 @@ from clients.match.tournament import (
     format_table,
     run_match,
     schedule,
+    summarize,
 )
-from engine_server.game import Game, Position, Rules, parse_move
-from engine_server.game import ggf
+from engine_server.game import Game, Position, Rules, ggf, parse_move
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -518,3 +522,94 @@ def test_player_specs():
     for bad in ("uct", "agent:", "foo:bar", "agent:nosuch"):
         with pytest.raises(ValueError):
             PlayerSpec.parse(bad)
+
+
+# --- typed game records and the worker pool -----------------------------------------------------
+
+# A journal line as the referee wrote it before records were typed (a forfeit: nulls included).
+OLD_JOURNAL_LINE = (
+    '{"key":"a vs b|o0|s0|r0","pairing":"a vs b","opening_index":0,"opening":"","swap":0,'
+    '"round":0,"seed":12345,"rules":"standard","black":"a","white":"b",'
+    '"black_spec":"a=agent:random","white_spec":"b=agent:random","winner":"white",'
+    '"black_score":null,"black_discs":2,"white_discs":2,"reason":"protocol","loser":"black",'
+    '"detail":"said \\"hello\\"","moves":"","evals":[],"times":[],'
+    '"stats":{"black":{"moves":0,"time":0.0,"max_time":0.0,"playouts":0,"searched":0,'
+    '"engine":"a"},"white":{"moves":0,"time":0.0,"max_time":0.0,"playouts":0,"searched":0,'
+    '"engine":"b"}},"started":1700000000.5,"duration":0.25,'
+    '"ggf":"(;GM[Othello]PB[a]PW[b]RE[-64.000:r];)"}')
+
+
+def test_game_record_round_trips_to_the_same_journal_line(tmp_path):
+    task = schedule(_config(tmp_path, ["agent:random", FAST], games=1))[0]
+    raw = play_game(task, PlayerCache())
+    rec = GameRecord.from_dict(raw)
+    assert rec.to_dict() == raw and list(rec.to_dict()) == list(raw)
+    assert list(rec.stats["black"].to_dict()) == list(raw["stats"]["black"])
+    journal = Journal(tmp_path)
+    journal.append(rec)
+    line = (tmp_path / "journal.jsonl").read_text()
+    assert line == json.dumps(raw, separators=(",", ":")) + "\n"
+    (back,) = journal.load()
+    assert back == rec and back.to_dict() == raw
+    assert (tmp_path / "games.ggf").read_text() == raw["ggf"] + "\n"
+
+
+def test_journals_written_before_typed_records_load_unchanged(tmp_path):
+    extra = OLD_JOURNAL_LINE[:-1] + ',"future_key":[1,2]}'
+    (tmp_path / "journal.jsonl").write_text(OLD_JOURNAL_LINE + "\n" + extra.replace(
+        "|r0", "|r1") + "\n" + '{"not":"a record"}\n')
+    recs = Journal(tmp_path).load()  # the line that is no record is skipped, not fatal
+    assert [r.key for r in recs] == ["a vs b|o0|s0|r0", "a vs b|o0|s0|r1"]
+    assert json.dumps(recs[0].to_dict(), separators=(",", ":")) == OLD_JOURNAL_LINE
+    assert recs[1].extra == {"future_key": [1, 2]}
+    assert json.dumps(recs[1].to_dict(), separators=(",", ":")) == extra.replace("|r0", "|r1")
+    assert recs[0].winner_label == "b" and recs[0].outcome_for("a") == "loss"
+    config = MatchConfig(players=["a=agent:random", "b=agent:random"], out=tmp_path)
+    res = summarize(config, recs, 2)
+    by_name = {p["name"]: p for p in res["players"]}
+    assert by_name["a"]["forfeits"] == {"protocol": 2} and by_name["b"]["wins_by_forfeit"] == 2
+    assert by_name["a"]["margin"] is None and res["complete"]
+
+
+def _pool_work(task: dict) -> str:
+    """Work for the pool tests, run in spawned workers."""
+    marker = Path(task.get("marker", "/nonexistent"))
+    if task["kind"] == "die_once" and not marker.exists():
+        marker.write_text("died")
+        os._exit(3)  # a native crash, as far as the pool can tell
+    if task["kind"] == "stuck":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # as a worker deep in native code
+        marker.write_text(str(os.getpid()))
+        time.sleep(120)
+    if task["kind"] == "after":  # returns once the stuck worker is in place
+        while not marker.exists():
+            time.sleep(0.02)
+    return task["key"]
+
+
+def test_pool_replays_only_the_game_a_dead_worker_held(tmp_path):
+    tasks = [{"key": f"g{i}", "kind": "ok"} for i in range(5)]
+    tasks[2] = {"key": "g2", "kind": "die_once", "marker": str(tmp_path / "died")}
+    got: list[str] = []
+    P.run_pool([(None, t) for t in tasks], 2, lambda _, out: got.append(out),
+               lambda _: False, work=_pool_work)
+    assert sorted(got) == [f"g{i}" for i in range(5)]  # each once, the lost one replayed
+    assert (tmp_path / "died").exists()
+
+
+def test_pool_interrupt_kills_a_worker_that_ignores_sigterm(tmp_path, monkeypatch):
+    monkeypatch.setattr(P, "TERM_WAIT", 0.5)
+    marker = tmp_path / "stuck.pid"
+    tasks = [{"key": "stuck", "kind": "stuck", "marker": str(marker)},
+             {"key": "after", "kind": "after", "marker": str(marker)}]
+
+    def finish(_, out):
+        raise KeyboardInterrupt  # Ctrl-C while the stuck game runs
+
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        P.run_pool([(None, t) for t in tasks], 2, finish, lambda _: False, work=_pool_work)
+    assert time.monotonic() - t0 < 60
+    pid = int(marker.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # killed and reaped

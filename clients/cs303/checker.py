@@ -1,5 +1,5 @@
 """A local usability checker for CS303 player files, modelled on the course's (Lab1) test and on
-the judge that runs the games (``shared/reference/judges.md`` section 1).
+the judge that runs the games (``docs/reference/judges.md`` section 1).
 
 What it does to a file, in order:
 
@@ -9,7 +9,8 @@ What it does to a file, in order:
   would share it;
 * builds ``AI(8, 1, t)`` and ``AI(8, -1, t)`` from two fresh loads of the file, timed together;
 * runs ``go(np.copy(board))`` under the judge's timer (SIGALRM, the exception an
-  ``AssertionError``, as ``timeout_decorator`` does) on the start position, an opening
+  ``AssertionError``, as ``timeout_decorator`` does; :mod:`.judge`, which the referee's CS303
+  worker uses too) on the start position, an opening
   position for white, seeded random positions of both colours (asymmetric ones preferred, so a
   row/column swap shows), forced passes and the empty board, and checks ``candidate_list``;
 * optionally plays a whole game of the file against itself in this one process, as the judge
@@ -23,10 +24,7 @@ is legal; it is empty when the side must pass; and ``go`` returned within ``time
 from __future__ import annotations
 
 import ast
-import importlib.util
-import itertools
 import random
-import signal
 import sys
 import time
 import traceback
@@ -39,6 +37,10 @@ import numpy as np
 from engine_server.game import PASS, Color, Position, Rules
 from engine_server.game import notation as nt
 
+# The judge's emulation is shared with the referee's worker; GoOutcome and JudgeTimeout stay
+# importable from here for older callers.
+from .judge import GoOutcome, JudgeTimeout, judge_go, load_ai_class  # noqa: F401
+
 # The platform's scan is a plain substring search of the uploaded file, comments included.
 FORBIDDEN = ("import os", "exec")
 PLATFORM_PYTHON = (3, 7)
@@ -47,64 +49,6 @@ MAX_ENTRIES = 1000
 CONSTRUCT_LIMIT = 5.0      # the ancestor checker: two constructions within 5 s
 GAME_TOTAL_TIME = 180.0    # per player and game
 COLOR_OF = {Color.BLACK: -1, Color.WHITE: 1}
-
-_loads = itertools.count()
-
-
-# --- the judge's timer -------------------------------------------------------------------------
-class JudgeTimeout(AssertionError):
-    """What ``timeout_decorator`` raises inside the player's ``go`` (an AssertionError)."""
-
-
-@dataclass
-class GoOutcome:
-    elapsed: float
-    timed_out: bool = False
-    error: str | None = None   # formatted traceback of an exception from go
-
-
-def judge_go(ai: Any, board: np.ndarray, time_out: float) -> GoOutcome:
-    """Call ``ai.go(np.copy(board))`` the way the judge does: a SIGALRM timer of ``time_out``
-    seconds that raises :class:`JudgeTimeout` inside ``go``.  Without SIGALRM (not the main
-    thread, or no POSIX timers) the call is only timed."""
-    armed = [False]
-
-    def on_alarm(signum, frame):
-        if armed[0]:
-            armed[0] = False
-            raise JudgeTimeout(f"go() ran past {time_out} s")
-
-    use_timer = hasattr(signal, "setitimer") and _in_main_thread()
-    old = None
-    if use_timer:
-        old = signal.signal(signal.SIGALRM, on_alarm)
-    copy = np.copy(board)
-    t0 = time.monotonic()
-    try:
-        if use_timer:
-            armed[0] = True
-            signal.setitimer(signal.ITIMER_REAL, time_out)
-        try:
-            ai.go(copy)
-        finally:
-            armed[0] = False
-            elapsed = time.monotonic() - t0
-            if use_timer:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-        return GoOutcome(elapsed)
-    except JudgeTimeout:
-        return GoOutcome(time.monotonic() - t0, timed_out=True)
-    except Exception:  # the judge records any exception from go as a lost game
-        return GoOutcome(time.monotonic() - t0, error=traceback.format_exc(limit=6))
-    finally:
-        if use_timer:
-            signal.signal(signal.SIGALRM, old)
-
-
-def _in_main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
 
 
 # --- candidate_list semantics ------------------------------------------------------------------
@@ -318,24 +262,6 @@ def shared_class_state(cls: type) -> list[str]:
     return found
 
 
-def load_ai_class(path: Path) -> type:
-    """Import the file by path under a fresh module name and return its ``AI`` class."""
-    folder = str(path.resolve().parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)  # sibling modules import as they do beside the judge
-    name = f"_cs303_player_{next(_loads)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    cls = getattr(module, "AI", None)
-    if not isinstance(cls, type):
-        raise ImportError(f"{path} defines no class AI")
-    return cls
-
-
 # --- a judge-style game ------------------------------------------------------------------------
 @dataclass
 class GameRecord:
@@ -456,7 +382,8 @@ def run_check(path: str | Path, time_out: float = 5.0, per_colour: int = 4, seed
     t0 = time.monotonic()
     try:
         classes = [load_ai_class(path), load_ai_class(path)]
-        players = {Color.WHITE: classes[0](8, 1, time_out), Color.BLACK: classes[1](8, -1, time_out)}
+        players = {Color.WHITE: classes[0](8, 1, time_out),
+                   Color.BLACK: classes[1](8, -1, time_out)}
     except Exception:
         add("FAIL", "load the file and build AI(8, 1, t) and AI(8, -1, t)",
             [traceback.format_exc(limit=6)])

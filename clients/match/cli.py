@@ -18,9 +18,11 @@ from pathlib import Path
 
 from engine_server.log import configure_logging
 
+from .config import FORMATS, MatchConfig, MatchError
 from .elo import Sprt
 from .players import KINDS, TimeControl
-from .tournament import FORMATS, MatchConfig, MatchError, format_table, run_match
+from .results import format_table
+from .tournament import run_match
 
 EPILOG = """\
 players: agent:SPEC (in-process, e.g. agent:uct:c=1), gtp:COMMAND, nboard:COMMAND (engine

@@ -1,58 +1,44 @@
 """Worker process for a CS303 ``AI`` file: ``python -m clients.match.cs303_worker PATH``.
 
-JSON lines on stdin/stdout.  Requests: ``{"op": "load", "seed": s}`` (seed ``random`` and ``numpy.random``, import the file),
-``{"op": "new", "color": -1|1, "time_out": s}`` (build ``AI(8, color, time_out)``),
+JSON lines on stdin/stdout.  Requests: ``{"op": "load", "seed": s}`` (seed ``random`` and
+``numpy.random``, import the file), ``{"op": "new", "color": -1|1, "time_out": s}`` (build
+``AI(8, color, time_out)``),
 ``{"op": "go", "board": 8x8 list}``.  Every request gets one reply line; failures are
 ``{"error": text}``.
 
-``go`` runs the way the course judge runs it (judges.md section 1): on the main thread, under a
-SIGALRM timer of ``time_out`` seconds that raises a ``TimeoutError`` subclassing
-``AssertionError`` (as ``timeout_decorator`` does), on a copy of the board; the reply carries
-``candidate_list`` whether ``go`` returned or was interrupted.  The user's own prints would break
-the JSON stream, so the real stdout is kept for replies and fd 1 is pointed at stderr.
+``go`` runs the way the course judge runs it, through :mod:`clients.cs303.judge` (the emulation
+the local checker uses too): on the main thread, under a SIGALRM timer of ``time_out`` seconds
+whose exception subclasses ``AssertionError`` (as ``timeout_decorator``'s does), on a copy of the
+board; the reply carries ``candidate_list`` whether ``go`` returned or was interrupted.  The
+user's own prints would break the JSON stream, so the real stdout is kept for replies and fd 1
+is pointed at stderr.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import signal
 import sys
-import time
 import traceback
+from typing import Any
+
+from clients.cs303.judge import (
+    BOARD_SIZE,
+    DECORATOR_MESSAGE,
+    DEFAULT_TIME_OUT,
+    judge_go,
+    load_ai_class,
+    read_candidates,
+)
+
+# The module name the student's file is imported under (its ``__name__``).
+MODULE_NAME = "cs303_player"
 
 
-class JudgeTimeout(AssertionError):
-    """What the judge's timer raises inside ``go``."""
-
-
-def _on_alarm(signum, frame):
-    raise JudgeTimeout("Timed Out")
-
-
-def _load(path: str):
-    directory = os.path.dirname(os.path.abspath(path))
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
-    spec = importlib.util.spec_from_file_location("cs303_player", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    if not hasattr(module, "AI"):
-        raise ImportError(f"{path} defines no class AI")
-    return module
-
-
-def _candidates(ai) -> list:
-    out = []
-    for c in list(getattr(ai, "candidate_list", []) or []):
-        try:
-            out.append([int(c[0]), int(c[1])])
-        except (TypeError, ValueError, IndexError):
-            out.append(repr(c))  # the referee rejects it if it is the decision
-    return out
+def _error_text(e: BaseException) -> str:
+    """The exception and the innermost lines of its traceback: enough for a forfeit detail."""
+    lines = "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=4))
+    return f"{type(e).__name__}: {e}\n" + "".join(lines.splitlines(True)[-4:])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,10 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    signal.signal(signal.SIGALRM, _on_alarm)
-    module = None
-    ai = None
-    time_out = 5.0
+    ai_class: Any = None
+    ai: Any = None
+    time_out = DEFAULT_TIME_OUT
 
     def reply(obj: dict) -> None:
         replies.write(json.dumps(obj) + "\n")
@@ -91,35 +76,26 @@ def main(argv: list[str] | None = None) -> int:
                 seed = int(req.get("seed", 0))
                 random.seed(seed)
                 np.random.seed(seed)
-                module = _load(path)
+                ai_class = load_ai_class(path, MODULE_NAME)
                 reply({"ok": True})
             elif op == "new":
-                import numpy as np  # noqa: F401  (the judge's process has numpy loaded)
-
-                time_out = float(req.get("time_out", 5.0))
-                ai = module.AI(8, int(req["color"]), time_out)
+                time_out = float(req.get("time_out", DEFAULT_TIME_OUT))
+                ai = ai_class(BOARD_SIZE, int(req["color"]), time_out)
                 reply({"ok": True})
             elif op == "go":
                 import numpy as np
 
                 board = np.array(req["board"], dtype=int)
-                timed_out = False
-                t0 = time.monotonic()
-                signal.setitimer(signal.ITIMER_REAL, time_out)
-                try:
-                    try:
-                        ai.go(np.copy(board))
-                    finally:
-                        signal.setitimer(signal.ITIMER_REAL, 0)
-                except JudgeTimeout:  # also when the alarm lands while it is being cancelled
-                    timed_out = True
-                reply({"candidates": _candidates(ai), "timed_out": timed_out,
-                       "elapsed": time.monotonic() - t0})
+                out = judge_go(ai, board, time_out, DECORATOR_MESSAGE)
+                if out.exception is not None:
+                    reply({"error": _error_text(out.exception)})
+                    continue
+                reply({"candidates": read_candidates(ai), "timed_out": out.timed_out,
+                       "elapsed": out.elapsed})
             else:
                 reply({"error": f"unknown op {op!r}"})
         except Exception as e:
-            reply({"error": f"{type(e).__name__}: {e}\n"
-                            + "".join(traceback.format_exc(limit=4).splitlines(True)[-4:])})
+            reply({"error": _error_text(e)})
     return 0
 
 

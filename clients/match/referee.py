@@ -19,9 +19,8 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from engine_server.game import PASS, Color, Game, Position, Rules, square_name
+from engine_server.game import PASS, Color, Game, Position, Rules, ggf, square_name
 from engine_server.log import get_logger
-from engine_server.game import ggf
 
 from .players import (
     Player,

@@ -28,10 +28,11 @@ from pathlib import Path
 from engine_server.log import configure_logging
 
 from . import elo as E
+from .config import MatchConfig, MatchError
 from .players import TimeControl
-from .tournament import MatchConfig, MatchError, run_matches
+from .tournament import run_matches
 
-# --- the papers' numbers ---------------------------------------------------------------------------
+# --- the papers' numbers ------------------------------------------------------------------------
 
 SEED000_PAPER = {  # Table 1: average reward of the row player against the column player
     ("shallow", "minmax"): 0.5875, ("shallow", "ucb1"): 0.325, ("minmax", "ucb1"): 0.25,
@@ -79,7 +80,7 @@ def _by_name(results: dict) -> dict:
     return {p["name"]: p for p in results["players"]}
 
 
-# --- seed 000 --------------------------------------------------------------------------------------
+# --- seed 000 -----------------------------------------------------------------------------------
 
 def seed000_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
     players = [f"{k}={v}" for k, v in SEED000_PLAYERS.items()]
@@ -121,7 +122,7 @@ def seed000_report(results: list[dict], games: int) -> tuple[list[str], dict]:
     return lines, {"bars": bars}
 
 
-# --- seed 002 --------------------------------------------------------------------------------------
+# --- seed 002 -----------------------------------------------------------------------------------
 
 def seed002_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
     configs = []
@@ -178,7 +179,7 @@ def seed002_report(results: list[dict], games: int) -> tuple[list[str], dict]:
     return lines, {"bars": bars}
 
 
-# --- seed 004 --------------------------------------------------------------------------------------
+# --- seed 004 -----------------------------------------------------------------------------------
 
 def seed004_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
     configs = []
@@ -267,12 +268,12 @@ EXPERIMENTS = {
 
 
 def _table_text(res: dict) -> str:
-    from .tournament import format_table
+    from .results import format_table
 
     return format_table(res)
 
 
-# --- plots -----------------------------------------------------------------------------------------
+# --- plots --------------------------------------------------------------------------------------
 
 def write_plots(name: str, data: dict, out: Path) -> list[Path]:
     from .plots import pyplot
@@ -333,7 +334,7 @@ def write_plots(name: str, data: dict, out: Path) -> list[Path]:
     return [path]
 
 
-# --- entry -----------------------------------------------------------------------------------------
+# --- entry --------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="othello-match reproduce",
