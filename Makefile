@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test lint bench clean
 
 setup: $(STAMP)
 
@@ -19,8 +19,13 @@ $(STAMP): pyproject.toml
 run: setup
 	$(VENV)/bin/othello-engine $(ARGS)
 
-test: setup
+test: setup lint
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Style and import order everywhere; types on the packages listed under [tool.mypy].
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: setup
 	$(VENV)/bin/othello-bench perft 10

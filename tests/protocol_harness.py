@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 import time
 
-from engine_server.session import EngineOptions, Output, Session
 from engine_server.protocol.gtp import GtpHandler
 from engine_server.protocol.nboard import NBoardHandler
+from engine_server.session import EngineOptions, Output, Session
 
 
 class Harness:

@@ -19,7 +19,6 @@ from .second_process import run_probe
 from .solver_ref import move_scores as ref_move_scores
 from .solver_ref import solve as ref_solve
 
-
 # Black to move; h6 is best under standard rules (+4), a3 under reversed rules (+16).
 RULES_SPLIT = Position.from_string(
     "X-XOOOOOOXXXOOOX-XXOXOOXXXXXOOOXXXOOOOOXXOXOOOO-XXOOOOOOXXXO-O--", "X")

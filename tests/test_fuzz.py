@@ -33,6 +33,8 @@ from benchmarks.fuzz import (
 )
 from clients.remote import RemoteEngine
 from engine_server.protocol.common import clean_line
+from engine_server.protocol.gtp import GtpError, GtpHandler
+from engine_server.protocol.nboard import NBoardHandler
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -88,14 +90,20 @@ def test_the_checks_catch_a_handler_that_breaks_the_rules():
     try:
         stats = FuzzStats("gtp")
 
-        def bad_play(args, **_):
-            t.session.play(t.session.position.legal_moves()[0])
-            raise __import__("protocol.gtp", fromlist=["GtpError"]).GtpError("no")
+        broken = GtpHandler.commands.extended()
 
-        t.handler.cmd_play = bad_play
+        @broken.replace("play")
+        def bad_play(handler, call):
+            t.session.play(t.session.position.legal_moves()[0])
+            raise GtpError("no")
+
+        @broken.replace("showboard")
+        def bad_showboard(handler, call):
+            raise RuntimeError("x")
+
+        t.handler.commands = broken
         check_line(t, "play black d3", stats)
         assert any("state changed" in f for f in stats.failures)
-        t.handler.cmd_showboard = lambda args, **_: (_ for _ in ()).throw(RuntimeError("x"))
         check_line(t, "showboard", stats)
         assert any("internal error" in f for f in stats.failures)
     finally:
@@ -103,7 +111,9 @@ def test_the_checks_catch_a_handler_that_breaks_the_rules():
     n = FuzzTarget("nboard")
     try:
         stats = FuzzStats("nboard")
-        n.handler._cmd_learn = lambda rest, received: n.handler.out.write("debug: hello")
+        chatty = NBoardHandler.commands.extended()
+        chatty.replace("learn")(lambda handler, rest, received: handler.out.write("debug: hello"))
+        n.handler.commands = chatty
         check_line(n, "learn", stats)
         assert any("not an NBoard line" in f for f in stats.failures)
     finally:

@@ -117,3 +117,17 @@ def test_make_handler_picks_by_first_line_and_refuses_unknown_protocols():
             make_handler("uci", h.session)
     finally:
         h.close()
+
+
+def test_an_extended_registry_replaces_commands_without_touching_the_original():
+    base: CommandRegistry = CommandRegistry("test")
+    base("a")(lambda handler, call: "base a")
+    copy = base.extended()
+    copy.replace("a")(lambda handler, call: "new a")
+    copy("b")(lambda handler, call: "b")
+    assert base.names() == ["a"] and copy.names() == ["a", "b"]
+    a_base, a_copy = base.get("a"), copy.get("a")
+    assert a_base is not None and a_copy is not None
+    assert a_base.func(None, None) == "base a" and a_copy.func(None, None) == "new a"
+    with pytest.raises(KeyError, match="no command 'zz'"):
+        copy.replace("zz")

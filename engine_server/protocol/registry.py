@@ -38,6 +38,25 @@ class CommandRegistry(Generic[F]):
 
         return register
 
+    def extended(self, protocol: str | None = None) -> CommandRegistry[F]:
+        """A copy to add commands to or replace commands in, leaving this one as it is (a
+        handler subclass, or a test that swaps in a broken command)."""
+        copy: CommandRegistry[F] = CommandRegistry(protocol or self.protocol)
+        copy._by_name = dict(self._by_name)
+        return copy
+
+    def replace(self, name: str) -> Callable[[F], F]:
+        """Like registering, for a command that exists already (KeyError if it does not)."""
+        if name not in self._by_name:
+            raise KeyError(f"{self.protocol} has no command {name!r} to replace")
+
+        def register(func: F) -> F:
+            doc = (func.__doc__ or "").strip().splitlines()
+            self._by_name[name] = Command(name, func, doc[0] if doc else "")
+            return func
+
+        return register
+
     def get(self, name: str) -> Command[F] | None:
         return self._by_name.get(name)
 
