@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from .protocol_harness import Harness
+
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -31,3 +33,11 @@ def load_ffo(name: str) -> list[dict]:
 @pytest.fixture(scope="session")
 def ffo_easy() -> list[dict]:
     return load_ffo("ffo1-19.txt")
+
+
+@pytest.fixture
+def gtp():
+    """A GTP handler over a real session, driven line by line."""
+    h = Harness("gtp")
+    yield h
+    h.close()

@@ -2,21 +2,12 @@
 
 import time
 
-import pytest
-
 from engine_server.game import Game, parse_move
 
 from .protocol_harness import Harness
 
 QUARRY = ["play black d3", "play white c3", "play black b3", "play white b2",
           "play black f5", "play white a3", "play black a1", "play white c1"]
-
-
-@pytest.fixture
-def gtp():
-    h = Harness("gtp")
-    yield h
-    h.close()
 
 
 def test_13_basics(gtp):

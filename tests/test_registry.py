@@ -12,13 +12,6 @@ from engine_server.protocol.registry import Call, CommandRegistry, Reply
 from .protocol_harness import Harness
 
 
-@pytest.fixture
-def gtp():
-    h = Harness("gtp")
-    yield h
-    h.close()
-
-
 def test_list_commands_is_exactly_the_registry(gtp):
     out = gtp.send("list_commands")
     listed = [out[0][2:]] + out[1:-1]
