@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol
 
 from engine_server.agents import SINGLE_THREAD_AGENT, make_agent, parse_spec
+from engine_server.config import resolve_agent
 from engine_server.game import PASS, Position
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
@@ -97,7 +98,8 @@ class InProcessBackend:
     def __init__(self, spec: str = SINGLE_THREAD_AGENT, seed: int | None = None,
                  memory_mib: int | None = None, iterations: int | None = None,
                  progress_interval: float = PROGRESS_INTERVAL):
-        info, _ = parse_spec(spec)  # a bad spec fails here with the registry's clear message
+        spec = resolve_agent(spec)  # a preset name, or a spec checked by the registry
+        info, _ = parse_spec(spec)
         named = spec_keys(spec)
         overrides: dict[str, Any] = {}
         if seed is not None and "seed" not in named:

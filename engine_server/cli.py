@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .log import configure_logging, get_logger
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .session import EngineOptions
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -17,22 +22,29 @@ def _parser() -> argparse.ArgumentParser:
         description="Othello engine speaking NBoard v2 or GTP v2 on stdin/stdout. The first "
                     "command picks the protocol unless --protocol says it. Logs go to stderr "
                     "(or --log-file); stdout carries protocol lines only.")
-    p.add_argument("--agent", default=DEFAULT_AGENT,
-                   help=f"agent spec name[:key=value,...] (default {DEFAULT_AGENT}); "
-                        "see --list-agents")
+    # Options that the configuration file can also set default to None here: a flag given
+    # overrides the file, a flag not given leaves the file's value (config.py).
+    p.add_argument("--config", metavar="PATH",
+                   help="configuration file (TOML; default $OTHELLO_ENGINE_CONFIG, else "
+                        "~/.config/othello-engine/config.toml when it exists)")
+    p.add_argument("--print-config", action="store_true",
+                   help="print the effective configuration (file + flags + defaults), exit")
+    p.add_argument("--agent", default=None,
+                   help=f"preset name or agent spec name[:key=value,...] (default "
+                        f"{DEFAULT_AGENT}); see --list-agents")
     p.add_argument("--list-agents", action="store_true",
-                   help="list agents, their parameters, defaults and source seeds, then exit")
-    p.add_argument("--protocol", default="auto", choices=["auto", "nboard", "gtp"],
+                   help="list presets and agents (parameters, defaults, source seeds), exit")
+    p.add_argument("--protocol", default=None, choices=["auto", "nboard", "gtp"],
                    help="auto: 'nboard', 'ping' or 'set ...' first means NBoard, else GTP")
-    p.add_argument("--rules", default="standard", choices=["standard", "reversed"],
+    p.add_argument("--rules", default=None, choices=["standard", "reversed"],
                    help="reversed: fewer discs win (GGF TY[..a] also selects it per game)")
     p.add_argument("--move-time", type=float, default=None, metavar="SECONDS",
                    help="hard cap per move, measured from the command's arrival (e.g. 4.8)")
-    p.add_argument("--ponder", action="store_true",
+    p.add_argument("--ponder", action="store_true", default=None,
                    help="think on the opponent's time until the next command")
-    p.add_argument("--seed", type=int, default=1, help="seed of the agent's random stream")
-    p.add_argument("--name", default="OthelloPy", help="engine name (one word)")
-    p.add_argument("--no-warmup", action="store_true",
+    p.add_argument("--seed", type=int, default=None, help="seed of the agent's random stream")
+    p.add_argument("--name", default=None, help="engine name (one word)")
+    p.add_argument("--no-warmup", action="store_true", default=None,
                    help="do not load/compile the search kernels in the background at start")
     p.add_argument("--precompile", action="store_true",
                    help="load or compile every agent's numba kernels into the cache, then exit")
@@ -41,19 +53,20 @@ def _parser() -> argparse.ArgumentParser:
     z = p.add_argument_group("ZeroMQ server")
     z.add_argument("--zmq", metavar="ENDPOINT",
                    help="also serve over ZeroMQ, e.g. tcp://127.0.0.1:5555 or ipc:///tmp/oth")
-    z.add_argument("--no-stdio", action="store_true", help="serve ZeroMQ only")
-    z.add_argument("--max-sessions", type=int, default=64, help="clients served at once")
-    z.add_argument("--idle-timeout", type=float, default=1800.0,
-                   help="seconds without a message before a session is freed")
+    z.add_argument("--no-stdio", action="store_true", default=None, help="serve ZeroMQ only")
+    z.add_argument("--max-sessions", type=int, default=None,
+                   help="clients served at once (default 16)")
+    z.add_argument("--idle-timeout", type=float, default=None,
+                   help="seconds without a message before a session is freed (default 1800)")
     z.add_argument("--curve-key", metavar="FILE",
                    help="server secret key file (zmq.auth format) to require CURVE")
     z.add_argument("--allowed-clients", metavar="DIR",
                    help="directory of allowed client public key files (with --curve-key)")
-    z.add_argument("--insecure", action="store_true",
+    z.add_argument("--insecure", action="store_true", default=None,
                    help="allow a non-loopback bind without CURVE (logs a warning)")
     z.add_argument("--gen-keys", nargs=2, metavar=("DIR", "NAME"),
                    help="create a CURVE key pair DIR/NAME.key and DIR/NAME.key_secret, exit")
-    p.add_argument("--log-level", default="warning",
+    p.add_argument("--log-level", default=None,
                    choices=["debug", "info", "warning", "error", "critical"])
     p.add_argument("--log-file", default=None, help="append logs (JSON lines) to this file")
     return p
@@ -70,7 +83,9 @@ def _selfplay(spec: str, rules: str, seed: int, move_time: float) -> int:
     while not game.is_over():
         agent.advance(game.moves[played:])
         played = len(game.moves)
-        game.play(agent.search(game.position, Limits(time=move_time)).best_move)
+        move = agent.search(game.position, Limits(time=move_time)).best_move
+        assert move is not None  # the game is not over
+        game.play(move)
     print(game.position)
     print(" ".join(square_name(m) for m in game.moves))
     print(game.result())
@@ -94,32 +109,78 @@ def _precompile() -> int:
             for p in (pos, end):
                 agent = make_agent(name)
                 r = agent.search(p.with_rules(rules), Limits(iterations=20))
+                assert r.best_move is not None
                 agent.advance([r.best_move])
     get_logger("engine").info("precompiled", seconds=round(time.monotonic() - t0, 2))
     return 0
 
 
+# flag -> (table, key, value to store); the value is the flag's own unless given here
+_FLAG_KEYS: list[tuple[str, str, str, Any]] = [
+    ("agent", "engine", "agent", None), ("protocol", "engine", "protocol", None),
+    ("rules", "engine", "rules", None), ("move_time", "engine", "move_time", None),
+    ("ponder", "engine", "ponder", None), ("seed", "engine", "seed", None),
+    ("name", "engine", "name", None), ("no_warmup", "engine", "warmup", False),
+    ("zmq", "zmq", "endpoint", None), ("no_stdio", "zmq", "stdio", False),
+    ("max_sessions", "zmq", "max_sessions", None),
+    ("idle_timeout", "zmq", "idle_timeout", None), ("curve_key", "zmq", "curve_key", None),
+    ("allowed_clients", "zmq", "allowed_clients", None), ("insecure", "zmq", "insecure", None),
+    ("log_level", "log", "level", None), ("log_file", "log", "file", None),
+]
+
+
+def effective_config(args: argparse.Namespace) -> Config:
+    """Defaults, then the file, then the flags given; ConfigError names what is wrong."""
+    from .config import ConfigError, default_path, load
+
+    cfg = load(args.config if args.config is not None else default_path())
+    for flag, table, key, stored in _FLAG_KEYS:
+        value = getattr(args, flag)
+        if value is not None:
+            getattr(cfg, table)[key] = value if stored is None else stored
+    if cfg.engine["move_time"] is not None and not cfg.engine["move_time"] > 0:
+        raise ConfigError("--move-time must be > 0")
+    if not str(cfg.engine["name"]).isalnum():
+        raise ConfigError("--name must be letters and digits only")
+    if cfg.zmq["max_sessions"] < 1:
+        raise ConfigError("--max-sessions must be >= 1")
+    if cfg.zmq["idle_timeout"] <= 0:
+        raise ConfigError("--idle-timeout must be > 0")
+    cfg.validate()
+    return cfg
+
+
+def _list_agents(cfg: Config) -> str:
+    from .agents import describe_agents
+
+    width = max(len(n) for n in cfg.presets)
+    lines = ["presets (othello-agent NAME, --agent NAME; "
+             f"{cfg.source or 'built-in'}):"]
+    lines += [f"  {n:<{width}}  {s}" for n, s in cfg.presets.items()]
+    if cfg.levels:
+        lines.append("NBoard levels (set depth N -> preset):")
+        lines += [f"  {lv:>2}+  {n}" for lv, n in sorted(cfg.levels.items())]
+    lines += ["", "agent families (othello-agent name[:key=value,...]):", describe_agents()]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
+    from .config import ConfigError, dumps
+
     args = _parser().parse_args(argv)
-    configure_logging(args.log_level, args.log_file)
-    if args.list_agents:
-        from .agents import describe_agents
-
-        print(describe_agents())
-        return 0
-    from .agents import AgentSpecError, parse_spec
-
     try:
-        parse_spec(args.agent)
-    except AgentSpecError as e:
+        cfg = effective_config(args)
+    except ConfigError as e:
         print(f"othello-engine: {e}", file=sys.stderr)
         return 2
-    if args.move_time is not None and args.move_time <= 0:
-        print("othello-engine: --move-time must be > 0", file=sys.stderr)
-        return 2
-    if not args.name.isalnum():
-        print("othello-engine: --name must be letters and digits only", file=sys.stderr)
-        return 2
+    configure_logging(cfg.log["level"], cfg.log["file"])
+    if args.print_config:
+        sys.stdout.write(dumps(cfg))
+        return 0
+    if args.list_agents:
+        print(_list_agents(cfg))
+        return 0
+    eng = cfg.engine
     if args.gen_keys:
         from .serve.zmq_server import generate_keys
 
@@ -129,25 +190,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.precompile:
         return _precompile()
     if args.selfplay:
-        return _selfplay(args.agent, args.rules, args.seed, args.move_time or 0.2)
+        return _selfplay(cfg.resolve(eng["agent"]), eng["rules"], eng["seed"],
+                         eng["move_time"] or 0.2)
     from .game import Rules
     from .serve.stdio import serve_stdio
     from .session import EngineOptions
 
-    options = EngineOptions(agent=args.agent, rules=Rules.parse(args.rules),
-                            move_time=args.move_time, ponder=args.ponder, seed=args.seed,
-                            name=args.name, version=__version__, warmup=not args.no_warmup)
-    get_logger("engine").info("start", agent=args.agent, rules=args.rules,
-                              move_time=args.move_time, ponder=args.ponder)
-    if args.no_stdio and not args.zmq:
+    options = EngineOptions(agent=eng["agent"], rules=Rules.parse(eng["rules"]),
+                            move_time=eng["move_time"], ponder=eng["ponder"], seed=eng["seed"],
+                            name=eng["name"], version=__version__, warmup=eng["warmup"],
+                            catalog=cfg.catalog(), policy=cfg.limits.policy())
+    get_logger("engine").info("start", agent=eng["agent"], rules=eng["rules"],
+                              move_time=eng["move_time"], ponder=eng["ponder"],
+                              config=str(cfg.source) if cfg.source else None)
+    if not cfg.zmq["stdio"] and not cfg.zmq["endpoint"]:
         print("othello-engine: --no-stdio needs --zmq ENDPOINT", file=sys.stderr)
         return 2
-    if not args.zmq:
-        return serve_stdio(options, args.protocol)
-    return _serve_zmq(args, options)
+    if not cfg.zmq["endpoint"]:
+        return serve_stdio(options, eng["protocol"])
+    return _serve_zmq(cfg, options)
 
 
-def _serve_zmq(args, options) -> int:
+def _serve_zmq(cfg: Config, options: EngineOptions) -> int:
     import signal
     import threading
     from pathlib import Path
@@ -155,20 +219,22 @@ def _serve_zmq(args, options) -> int:
     from .serve.stdio import serve_stdio
     from .serve.zmq_server import SecurityError, ServerConfig, ZmqServer
 
+    z = cfg.zmq
     config = ServerConfig(
-        endpoint=args.zmq, max_sessions=args.max_sessions, idle_timeout=args.idle_timeout,
-        insecure=args.insecure,
-        server_secret_key=Path(args.curve_key) if args.curve_key else None,
-        allowed_clients=Path(args.allowed_clients) if args.allowed_clients else None)
+        endpoint=z["endpoint"], max_sessions=z["max_sessions"], idle_timeout=z["idle_timeout"],
+        insecure=z["insecure"],
+        server_secret_key=Path(z["curve_key"]) if z["curve_key"] else None,
+        allowed_clients=Path(z["allowed_clients"]) if z["allowed_clients"] else None,
+        remote_policy=cfg.remote.policy())
     try:
         server = ZmqServer(options, config)
     except (SecurityError, OSError, ValueError) as e:
         print(f"othello-engine: {e}", file=sys.stderr)
         return 2
     except Exception as e:  # zmq.ZMQError (bad endpoint, address in use)
-        print(f"othello-engine: cannot serve {args.zmq}: {e}", file=sys.stderr)
+        print(f"othello-engine: cannot serve {z['endpoint']}: {e}", file=sys.stderr)
         return 2
-    if args.no_stdio:
+    if not z["stdio"]:
         signal.signal(signal.SIGTERM, lambda *a: server.stop())
         signal.signal(signal.SIGINT, lambda *a: server.stop())
         server.serve_forever()
@@ -176,7 +242,7 @@ def _serve_zmq(args, options) -> int:
     t = threading.Thread(target=server.serve_forever, name="zmq", daemon=True)
     t.start()
     try:
-        return serve_stdio(options, args.protocol)
+        return serve_stdio(options, cfg.engine["protocol"])
     finally:
         server.stop()
         t.join(5)

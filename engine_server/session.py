@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from engine_server.agents import DEFAULT_AGENT, make_agent, parse_spec
+from engine_server.agents import DEFAULT_AGENT, make_agent
+from engine_server.agents.policy import OPEN_POLICY, AgentPolicy, Catalog
 from engine_server.game import Game, Position, Rules
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
@@ -38,6 +39,8 @@ class EngineOptions:
     name: str = "OthelloPy"
     version: str = "0.1.0"
     warmup: bool = True
+    catalog: Catalog = field(default_factory=Catalog)   # presets and NBoard levels
+    policy: AgentPolicy = OPEN_POLICY                    # what this session may choose
 
 
 class Output:
@@ -82,9 +85,8 @@ class Session:
     def __init__(self, options: EngineOptions, output: Output):
         self.options = options
         self.output = output
-        parse_spec(options.agent)  # fail early with the registry's message
-        self.agent_spec = options.agent
-        self.agent = make_agent(options.agent, seed=options.seed)
+        self.agent_spec = self.admit(options.agent)  # fails early with the policy's message
+        self.agent = make_agent(self.agent_spec, seed=options.seed)
         self.game = Game(Position.start(options.rules))
         self._agent_game: tuple[Position, list[int]] | None = None  # what the tree was built for
         self._job: SearchJob | None = None
@@ -143,10 +145,16 @@ class Session:
         start = self.game.start.with_rules(r)
         self.game = Game.from_moves(self.game.moves, start=start)
 
-    def set_agent(self, spec: str) -> None:
-        parse_spec(spec)  # AgentSpecError before anything changes
+    def admit(self, name_or_spec: str) -> str:
+        """The spec this session would run for a preset name or spec (fitted to its policy's
+        limits), or an AgentSpecError saying why it may not."""
+        return self.options.policy.admit(name_or_spec, self.options.catalog.presets)
+
+    def set_agent(self, name_or_spec: str) -> None:
+        spec = self.admit(name_or_spec)  # AgentSpecError before anything changes
+        agent = make_agent(spec, seed=self.options.seed)
         self.stop()
-        self.agent = make_agent(spec, seed=self.options.seed)
+        self.agent = agent
         self.agent_spec = spec
         self._agent_game = None
 
@@ -183,6 +191,17 @@ class Session:
             limits.stop = job.stop
         else:
             job.stop = limits.stop
+        cap = self.options.policy.max_move_time
+        watchdog: threading.Timer | None = None
+        if cap is not None:
+            # Budgets are tightened so the agent plans within the cap; the timer stops
+            # searches that have no clock (analysis, depth or playout budgets) at the cap too.
+            if limits.time is not None:
+                limits.time = min(limits.time, cap)
+            if limits.deadline is not None:
+                limits.deadline = min(limits.deadline, job.started + cap)
+            watchdog = threading.Timer(cap, job.stop.set)
+            watchdog.daemon = True
         agent = self.agent
         warmup = self._warmup
 
@@ -216,10 +235,14 @@ class Session:
                     self._agent_game = (self.game.start, moves + [final.best_move])
                     agent.advance([final.best_move])
                     agent.search(after, Limits(time=self.options.ponder_limit, stop=job.stop))
+            if watchdog is not None:
+                watchdog.cancel()
 
         job.thread = threading.Thread(target=run, name=f"search-{kind}", daemon=True)
         self._job = job
         job.thread.start()
+        if watchdog is not None:
+            watchdog.start()
         return job
 
     def stop(self) -> None:

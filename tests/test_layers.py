@@ -22,7 +22,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("engine_server.agents",),
     ("engine_server.session",),
     ("engine_server.protocol",),
-    ("engine_server.serve", "engine_server.cli", "engine_server.__main__"),
+    ("engine_server.serve", "engine_server.cli", "engine_server.config",
+     "engine_server.__main__"),
     ("clients", "training", "benchmarks"),
 ]
 PACKAGES = ("engine_server", "clients", "training", "benchmarks")

@@ -194,7 +194,7 @@ def test_one_frame_client_written_from_the_readme_needs_no_sequence_numbers(serv
 
 
 def test_client_vanishing_mid_search_and_many_clients_coming_and_going():
-    s, t = start_server(agent="uct:iterations=100000000", move_time=1.0)
+    s, t = start_server(agent="uct:iterations=100000000", move_time=1.0, max_sessions=64)
     try:
         keeper = RemoteEngine(s.endpoint, timeout=10)
         keeper.gtp("play black f5")

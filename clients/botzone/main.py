@@ -33,7 +33,8 @@ import sys  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any, Callable, TextIO  # noqa: E402
 
-from engine_server.agents import SINGLE_THREAD_AGENT, AgentSpecError, parse_spec  # noqa: E402
+from engine_server.agents import SINGLE_THREAD_AGENT, AgentSpecError  # noqa: E402
+from engine_server.config import resolve_agent  # noqa: E402
 from engine_server.game import PASS, Color, Game, IllegalMoveError, Position, Rules  # noqa: E402
 from engine_server.game.notation import NotationError, botzone_xy, square_from_botzone  # noqa: E402
 from engine_server.log import configure_logging, get_logger  # noqa: E402
@@ -338,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"othello-botzone: {name} must be > 0", file=sys.stderr)
             return 2
     try:
-        parse_spec(args.agent)
+        args.agent = resolve_agent(args.agent)
     except AgentSpecError as e:
         print(f"othello-botzone: {e}", file=sys.stderr)
         return 2

@@ -103,9 +103,11 @@ class PlayerSpec:
                              + ", ".join(f"{k}:..." for k in KINDS) + " (optionally NAME=...)")
         target = target.strip()
         if kind == "agent":
-            from engine_server.agents import parse_spec
+            from engine_server.config import resolve_agent
 
-            parse_spec(target)  # an unknown agent or parameter fails here, not in a worker
+            # A preset name becomes its spec here, so journals and tables show what ran; an
+            # unknown agent or parameter fails here, not in a worker.
+            target = resolve_agent(target)
         if kind == "cs303" and not Path(target).is_file():
             raise ValueError(f"cs303 player file not found: {target}")
         return cls(kind, target, name or raw, text.strip())

@@ -11,9 +11,10 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from engine_server.agents import AgentSpecError
 from engine_server.game import Color, IllegalMoveError, NotationError, ggf
 from engine_server.log import get_logger
-from engine_server.search.limits import SearchResult
+from engine_server.search.limits import Limits, SearchResult
 from engine_server.search.timeman import ABSOLUTE, FISCHER, Clock, TimeManager
 from engine_server.session import SearchJob, Session
 
@@ -98,6 +99,7 @@ class NBoardHandler:
             except ValueError:
                 self._status(f"bad depth {value!r}")
                 return
+            self._apply_level()
             self.out.write(f"set myname {self.session.options.name}")
         elif var == "game":
             self._set_game(value)
@@ -107,6 +109,25 @@ class NBoardHandler:
             except ValueError:
                 pass
         # other variables: ignored
+
+    def _apply_level(self) -> None:
+        """With a level table in the configuration, ``set depth N`` chooses the preset of
+        level N (GUIs show depth as the strength setting); the preset carries its own budget."""
+        preset = self.session.options.catalog.level_preset(self.depth)
+        if preset is None:
+            return
+        try:
+            if self.session.admit(preset) != self.session.agent_spec:
+                self.session.set_agent(preset)
+        except AgentSpecError as e:
+            self._status(f"level {self.depth} ({preset}) refused: {e}")
+
+    def _limits(self) -> Limits:
+        """The search budget for the set depth: the level preset's own budget when a level
+        table is configured, else the depth itself (playouts for tree agents)."""
+        if self.session.options.catalog.levels:
+            return Limits()
+        return depth_limits(self.depth)
 
     def _set_game(self, text: str) -> None:
         try:
@@ -145,7 +166,7 @@ class NBoardHandler:
         pos = self.session.position
         if pos.is_game_over():
             return
-        limits = depth_limits(self.depth)
+        limits = self._limits()
         limits.analysis = True  # every listed move's value, exact where it can be solved
         if self.session.options.move_time is not None:
             limits.time = self.session.options.move_time
@@ -192,7 +213,7 @@ class NBoardHandler:
         if pos.is_game_over():
             self._status("the game is over")
             return
-        limits = depth_limits(self.depth)
+        limits = self._limits()
         budget = self.timeman.budget(self._clock(pos.side), pos.empties,
                                      self.session.options.move_time)
         if budget is not None:

@@ -23,7 +23,7 @@ import ipaddress
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +33,7 @@ import zmq.auth
 if TYPE_CHECKING:
     from zmq.auth.thread import ThreadAuthenticator
 
+from engine_server.agents.policy import AgentPolicy
 from engine_server.log import get_logger
 from engine_server.protocol import LineHandler, detect_protocol, make_handler
 from engine_server.protocol.common import clean_line
@@ -41,7 +42,7 @@ from engine_server.session import EngineOptions, Output, Session
 log = get_logger("zmq")
 
 MAX_LINE_BYTES = 64 * 1024
-DEFAULT_MAX_SESSIONS = 64
+DEFAULT_MAX_SESSIONS = 16
 DEFAULT_IDLE_TIMEOUT = 1800.0
 
 
@@ -73,6 +74,8 @@ class ServerConfig:
     insecure: bool = False
     server_secret_key: Path | None = None   # zmq.auth secret key file of the server
     allowed_clients: Path | None = None     # directory of allowed clients' public key files
+    # What a remote session may choose (agents, threads, memory, time per move).
+    remote_policy: AgentPolicy = field(default_factory=AgentPolicy)
 
 
 @dataclass
@@ -100,6 +103,8 @@ class ZmqServer:
         self.outbox: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._auth: ThreadAuthenticator | None = None
+        # Every session starts with the default agent: it must pass the remote policy.
+        config.remote_policy.admit(options.agent, options.catalog.presets)
         self.socket = self._bind()
 
     # --- socket and security ------------------------------------------------------------------
@@ -152,7 +157,7 @@ class ZmqServer:
                 lst.append(line)
             self.outbox.put((identity, None if cs.current_bare else seq, line))
 
-        opts = EngineOptions(**{**self.options.__dict__, "warmup": False})
+        opts = replace(self.options, warmup=False, policy=self.config.remote_policy)
         session = Session(opts, Output(sink))
         cs = ClientSession(identity, session)
         cs_holder.append(cs)

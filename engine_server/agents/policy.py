@@ -1,0 +1,204 @@
+"""Named presets, what an agent costs, and the limits a session's agent must stay within.
+
+A preset is a name for a spec (``beginner = "dk:nSims=5,max_iter=40"``).  An ``AgentPolicy``
+is what the operator allows a kind of session (ZeroMQ clients, the web page, or stdin): which
+agent families, whether raw specs or only presets, and at most how many search threads and
+how much memory.  ``admit`` turns a requested name or spec into the spec the session will run:
+parameters the client left at their defaults are lowered to fit (``best`` becomes
+``best:threads=1`` under a one-thread limit), and a parameter the client set beyond a limit is
+refused with an ``AgentSpecError`` naming it, so the session keeps its previous agent.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .base import AgentSpecError
+from .registry import AGENTS, parse_spec
+
+# The seed agents at the settings of their papers, and strength levels of our own.
+BUILTIN_PRESETS: dict[str, str] = {
+    "beginner": "dk:nSims=5,max_iter=40",
+    "easy": "ab:depth=2,threads=1",
+    "medium": "ab:depth=6,threads=1",
+    "strong": "best",
+    "seed000-shallow": "shallow:n=100",
+    "seed000-minmax": "minmax:n=10,k=3",
+    "seed000-ucb1": "ucb1:n=50,N=1200,c=1.0",
+    "seed001-uct": "uct:c=1.414,form=seed001,iterations=500",
+    "seed002-uct": "uct:reward=ratio,form=plain,c=1.0",
+    "seed002-ocba": "ocba:n0=5,simulations=100",
+    "seed003-puct": "puct",
+    "seed004-dk": "dk",
+}
+
+ROOT_SOLVER_MIB = 32.0   # RootSolver's default table: 2**20 entries of 32 bytes
+AB_ENTRY_BYTES = 24      # alpha-beta table entry (keys + data)
+
+
+@dataclass(frozen=True)
+class AgentCost:
+    threads: int        # search threads at once
+    memory_mib: float   # the most its tables and trees can hold
+
+
+def _spec_keys(spec: str) -> set[str]:
+    """The parameters a spec sets explicitly (the rest are defaults)."""
+    _, _, rest = spec.partition(":")
+    return {item.partition("=")[0].strip() for item in rest.split(",") if item.strip()}
+
+
+def _auto_threads(name: str, params: Mapping[str, Any]) -> int:
+    cores = os.cpu_count() or 1
+    t = int(params.get("threads", 1))
+    if t:
+        return t
+    if name == "mcts":
+        return max(1, min(4, cores))
+    return 2 if cores >= 2 else 1  # best
+
+
+def cost_of(name: str, params: Mapping[str, Any]) -> AgentCost:
+    """Threads and memory of an agent built with ``params`` (a full parameter dict)."""
+    threads = _auto_threads(name, params) if "threads" in params else 1
+    memory = float(params.get("memory", 0))
+    if "table" in params:
+        memory += (1 << int(params["table"])) * AB_ENTRY_BYTES / 2**20
+    if int(params.get("root_solve", 0)) != 0:
+        memory += ROOT_SOLVER_MIB
+    return AgentCost(threads, memory)
+
+
+def spec_cost(spec: str) -> AgentCost:
+    info, params = parse_spec(spec)
+    return cost_of(info.name, params)
+
+
+def resolve(name_or_spec: str, presets: Mapping[str, str]) -> str:
+    """The spec a preset name stands for, or the text itself when it is not a preset."""
+    text = name_or_spec.strip()
+    return presets.get(text, text)
+
+
+def check_presets(presets: Mapping[str, str]) -> None:
+    """Every preset names a valid spec and no agent family (a preset called ``uct`` would
+    make ``uct`` mean two things)."""
+    for name, spec in presets.items():
+        if name.lower() in AGENTS:
+            raise AgentSpecError(f"preset {name!r} has the name of an agent family")
+        if not name or any(c in name for c in ":,= "):
+            raise AgentSpecError(f"preset name {name!r} must be one word without : , =")
+        try:
+            parse_spec(spec)
+        except AgentSpecError as e:
+            raise AgentSpecError(f"preset {name!r}: {e}") from None
+
+
+@dataclass(frozen=True)
+class AgentPolicy:
+    """What a kind of session may choose.  ``None`` limits mean no limit."""
+
+    max_threads: int | None = None
+    max_memory_mib: float | None = None
+    max_move_time: float | None = None
+    agents: tuple[str, ...] = ()          # allowed families (empty: all)
+    presets_only: bool = False            # refuse raw specs, accept preset names only
+    forbidden_params: tuple[str, ...] = ()
+
+    def admit(self, name_or_spec: str, presets: Mapping[str, str]) -> str:
+        """The spec to run for a requested preset name or spec, fitted to the limits; an
+        ``AgentSpecError`` names what is not allowed."""
+        text = name_or_spec.strip()
+        is_preset = text in presets
+        if self.presets_only and not is_preset:
+            raise AgentSpecError(
+                f"only presets may be chosen here: {', '.join(sorted(presets)) or '(none)'}")
+        spec = resolve(text, presets)
+        info, params = parse_spec(spec)
+        if self.agents and info.name not in self.agents and text not in self.agents:
+            raise AgentSpecError(f"agent {info.name!r} is not allowed here; allowed: "
+                                 f"{', '.join(self.agents)}")
+        explicit = set() if is_preset else _spec_keys(spec)
+        for key in sorted(explicit & set(self.forbidden_params)):
+            raise AgentSpecError(f"{info.name}: parameter {key!r} may not be set here")
+        fitted = dict(params)
+        changed: list[str] = []
+        self._fit_threads(info.name, fitted, explicit, changed)
+        self._fit_memory(info.name, fitted, explicit, changed)
+        if not changed:
+            return spec
+        extra = ",".join(f"{k}={fitted[k]}" for k in changed)
+        base, _, rest = spec.partition(":")
+        kept = [item for item in rest.split(",")
+                if item.strip() and item.partition("=")[0].strip() not in changed]
+        return f"{base}:{','.join(kept + [extra])}" if kept else f"{base}:{extra}"
+
+    def _fit_threads(self, name: str, params: dict[str, Any], explicit: set[str],
+                     changed: list[str]) -> None:
+        if self.max_threads is None or "threads" not in params:
+            return
+        have = cost_of(name, params).threads
+        if have <= self.max_threads:
+            return
+        if "threads" in explicit:
+            raise AgentSpecError(f"{name}: threads={params['threads']} is above this server's "
+                                 f"limit of {self.max_threads} per session")
+        params["threads"] = self.max_threads
+        changed.append("threads")
+
+    def _fit_memory(self, name: str, params: dict[str, Any], explicit: set[str],
+                    changed: list[str]) -> None:
+        limit = self.max_memory_mib
+        if limit is None:
+            return
+        need = cost_of(name, params).memory_mib
+        if need <= limit:
+            return
+        for key in ("memory", "table"):
+            if key in params and key in explicit:
+                raise AgentSpecError(
+                    f"{name}: {key}={params[key]} needs {need:.0f} MiB, above this server's "
+                    f"limit of {limit:.0f} MiB per session")
+        if "memory" in params:
+            rest = need - float(params["memory"])
+            fit = int(limit - rest)
+            if fit < 1:
+                raise AgentSpecError(f"{name} needs {rest:.0f} MiB besides its tree, above "
+                                     f"this server's limit of {limit:.0f} MiB per session")
+            params["memory"] = fit
+            changed.append("memory")
+        elif "table" in params:
+            while cost_of(name, params).memory_mib > limit and params["table"] > 10:
+                params["table"] -= 1
+            if cost_of(name, params).memory_mib > limit:
+                raise AgentSpecError(f"{name} needs at least "
+                                     f"{cost_of(name, params).memory_mib:.0f} MiB, above this "
+                                     f"server's limit of {limit:.0f} MiB per session")
+            changed.append("table")
+        else:
+            raise AgentSpecError(f"{name} needs {need:.0f} MiB, above this server's limit of "
+                                 f"{limit:.0f} MiB per session")
+
+
+OPEN_POLICY = AgentPolicy()
+
+
+@dataclass
+class Catalog:
+    """The presets and level table a session resolves names with."""
+
+    presets: dict[str, str] = field(default_factory=lambda: dict(BUILTIN_PRESETS))
+    levels: dict[int, str] = field(default_factory=dict)  # NBoard depth -> preset
+
+    def level_preset(self, depth: int) -> str | None:
+        """The preset of the highest level at or below ``depth`` (None: no table, or below
+        its first level)."""
+        found = [lv for lv in self.levels if lv <= depth]
+        return self.levels[max(found)] if found else None
+
+
+__all__ = ["AB_ENTRY_BYTES", "AgentCost", "AgentPolicy", "BUILTIN_PRESETS", "Catalog",
+           "OPEN_POLICY", "ROOT_SOLVER_MIB", "check_presets", "cost_of", "resolve",
+           "spec_cost"]
