@@ -96,9 +96,9 @@ class Limits:
 
 
 def _remote_defaults() -> Limits:
-    # Safe on a 2-core machine with a few GiB: 16 sessions x 128 MiB, one search thread each;
+    # Safe on a 2-core machine with 8 GiB: 16 sessions x 256 MiB, one search thread each;
     # a weights file is a path on the server, so remote clients may not choose one.
-    return Limits(threads=1, memory_mib=128, move_time=10.0, forbidden_params=["weights"])
+    return Limits(threads=1, memory_mib=256, move_time=10.0, forbidden_params=["weights"])
 
 
 @dataclass

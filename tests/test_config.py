@@ -40,7 +40,7 @@ def test_the_readme_example_loads_with_every_section():
     assert cfg.presets["club"] == "ab:depth=4,threads=1"
     assert cfg.presets["beginner"] == BUILTIN_PRESETS["beginner"]  # built-ins stay
     assert cfg.levels == {1: "beginner", 4: "club", 8: "medium", 12: "strong"}
-    assert cfg.remote.threads == 1 and cfg.remote.memory_mib == 128.0
+    assert cfg.remote.threads == 1 and cfg.remote.memory_mib == 256.0
     assert cfg.remote.forbidden_params == ["weights"] and cfg.limits.threads is None
     assert cfg.zmq["endpoint"] == "tcp://127.0.0.1:5555" and cfg.log["level"] == "warning"
 
@@ -99,7 +99,8 @@ def test_a_bad_file_stops_the_engine_at_start_and_flags_override_the_file(tmp_pa
 def test_a_missing_file_is_an_error_and_no_file_means_defaults(tmp_path):
     with pytest.raises(ConfigError, match="cannot read configuration"):
         load(tmp_path / "nope.toml")
-    assert load(None).remote.threads == 1 and load(None).limits.threads is None
+    assert load(None).remote.threads == 1 and load(None).remote.memory_mib == 256
+    assert load(None).limits.threads is None
 
 
 # --- the policy ---------------------------------------------------------------------------
@@ -109,8 +110,11 @@ LIMITED = AgentPolicy(max_threads=1, max_memory_mib=128, forbidden_params=("weig
 def test_defaults_are_lowered_to_fit_and_explicit_values_beyond_a_limit_are_refused():
     assert LIMITED.admit("best", BUILTIN_PRESETS) == "best:threads=1"
     uct = LIMITED.admit("uct", BUILTIN_PRESETS)
-    assert uct == "uct:memory=96" and spec_cost(uct).memory_mib <= 128
-    assert LIMITED.admit("uct:c=0.5", BUILTIN_PRESETS) == "uct:c=0.5,memory=96"
+    # a tree's peak is twice its cap (reuse copies the kept subtree)
+    assert uct == "uct:memory=64" and spec_cost(uct).memory_mib == 128
+    assert LIMITED.admit("uct:c=0.5", BUILTIN_PRESETS) == "uct:c=0.5,memory=64"
+    assert LIMITED.admit("uct:solver=1", BUILTIN_PRESETS) == "uct:solver=1,memory=48"
+    assert spec_cost(LIMITED.admit("mcts", BUILTIN_PRESETS)).memory_mib <= 128
     assert spec_cost(LIMITED.admit("mcts", BUILTIN_PRESETS)).threads == 1
     with pytest.raises(AgentSpecError, match="threads=2 is above this server's limit of 1"):
         LIMITED.admit("best:threads=2", BUILTIN_PRESETS)
@@ -142,7 +146,7 @@ def test_session_keeps_its_agent_when_a_request_is_refused():
         s.play(37)
         with pytest.raises(AgentSpecError):
             s.set_agent("best:threads=2")
-        assert s.agent_spec == "uct:iterations=100,memory=96" and s.game.moves == [37]
+        assert s.agent_spec == "uct:iterations=100,memory=64" and s.game.moves == [37]
         s.set_agent("easy")
         assert s.agent_spec == "ab:depth=2,threads=1"
     finally:
@@ -202,7 +206,7 @@ def test_a_remote_session_cannot_raise_threads_memory_or_time(limited_server):
         assert time.monotonic() - t0 < 3.0  # the 0.5 s cap, not 10^8 iterations
         c.gtp("othello-agent beginner")
         running = c.gtp("othello-agent")
-        assert running == BUILTIN_PRESETS["beginner"] + ",memory=128"  # the cap, not 1024
+        assert running == BUILTIN_PRESETS["beginner"] + ",memory=64"  # the cap, not 1024
         assert spec_cost(running).memory_mib <= 128
     finally:
         c.close()

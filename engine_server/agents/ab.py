@@ -57,6 +57,9 @@ class AlphaBetaAgent(Agent):
     def _engine(self, rules: int) -> AlphaBeta:
         e = self._engines.get(rules)
         if e is None:
+            # One table at a time: a session that switches rules must not hold two (the
+            # memory limits of config.py count one).
+            self._engines.clear()
             if self._weights_file:
                 w, _ = load(self._weights_file, rules)
             else:

@@ -35,13 +35,24 @@ BUILTIN_PRESETS: dict[str, str] = {
 }
 
 ROOT_SOLVER_MIB = 32.0   # RootSolver's default table: 2**20 entries of 32 bytes
+LEAF_SOLVER_MIB = 8.0    # a tree's leaf-solver table (2**18 entries of 32 bytes), when it solves
 AB_ENTRY_BYTES = 24      # alpha-beta table entry (keys + data)
+# A search thread may be accompanied by sleeping helpers (alpha-beta's clock, the stop relays
+# of root parallelism and of the root solver beside the tree), measured at most 2 per thread
+# plus one; the session adds its controller and the move-time watchdog.
+OS_THREADS_PER_THREAD = 3
+OS_THREADS_PER_SESSION = 3
 
 
 @dataclass(frozen=True)
 class AgentCost:
-    threads: int        # search threads at once
-    memory_mib: float   # the most its tables and trees can hold
+    threads: int        # search threads at once (the cores it can keep busy)
+    memory_mib: float   # the most its tables and trees can hold at once
+
+    @property
+    def os_threads(self) -> int:
+        """Every thread a session with this agent can hold, sleeping helpers included."""
+        return OS_THREADS_PER_THREAD * self.threads + OS_THREADS_PER_SESSION
 
 
 def _spec_keys(spec: str) -> set[str]:
@@ -63,10 +74,16 @@ def _auto_threads(name: str, params: Mapping[str, Any]) -> int:
 def cost_of(name: str, params: Mapping[str, Any]) -> AgentCost:
     """Threads and memory of an agent built with ``params`` (a full parameter dict)."""
     threads = _auto_threads(name, params) if "threads" in params else 1
-    memory = float(params.get("memory", 0))
-    if "table" in params:
+    # Reusing a tree copies the kept subtree into a new tree before the old one is freed
+    # (driver.TreeSearch._reroot), so a tree's peak is twice its cap.
+    memory = 2.0 * float(params.get("memory", 0))
+    if int(params.get("solve_empties", 0)) > 0:
+        memory += LEAF_SOLVER_MIB * threads
+    if "table" in params:  # alpha-beta keeps one table, for the rules of its last search
         memory += (1 << int(params["table"])) * AB_ENTRY_BYTES / 2**20
-    if int(params.get("root_solve", 0)) != 0:
+    # uct builds the root solver only with solver=true; mcts, ab and best always do
+    root_solver = name != "uct" or bool(params.get("solver"))
+    if int(params.get("root_solve", 0)) != 0 and root_solver:
         memory += ROOT_SOLVER_MIB
     return AgentCost(threads, memory)
 
@@ -162,8 +179,8 @@ class AgentPolicy:
                     f"{name}: {key}={params[key]} needs {need:.0f} MiB, above this server's "
                     f"limit of {limit:.0f} MiB per session")
         if "memory" in params:
-            rest = need - float(params["memory"])
-            fit = int(limit - rest)
+            rest = need - 2.0 * float(params["memory"])
+            fit = int((limit - rest) / 2.0)
             if fit < 1:
                 raise AgentSpecError(f"{name} needs {rest:.0f} MiB besides its tree, above "
                                      f"this server's limit of {limit:.0f} MiB per session")

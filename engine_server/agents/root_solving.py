@@ -163,7 +163,9 @@ class RootSolvingAgent(Agent):
             # The tree only reports what it already knows (no iterations): the answer is in.
             inner = Limits(iterations=0, stop=limits.stop)
         else:
-            inner = Limits(time=limits.time, deadline=limits.deadline,
+            # The solver has used part of the time: the tree gets what is left of the same
+            # deadline (a fresh ``time`` would overrun the budget by the solver's share).
+            inner = Limits(deadline=deadline,
                            iterations=limits.iterations, playouts=limits.playouts,
                            stop=limits.stop, analysis=limits.analysis)
         wrapped = None
