@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from engine_server.eval.net import default_net_path, net_memory_mib
+
 from .base import AgentSpecError
 from .registry import AGENTS, parse_spec
 
@@ -40,6 +42,10 @@ AB_ENTRY_BYTES = 24      # alpha-beta table entry (keys + data)
 # A search thread may be accompanied by sleeping helpers (alpha-beta's clock, the stop relays
 # of root parallelism and of the root solver beside the tree), measured at most 2 per thread
 # plus one; the session adds its controller and the move-time watchdog.
+# Parameters that set threads an agent keeps busy.
+THREAD_PARAMS = ("threads", "net_threads")
+# Values of forbidden parameters that name no file on the server, so stay allowed.
+SAFE_VALUES: dict[str, tuple[str, ...]] = {"net": ("none", "default"), "weights": ("",)}
 OS_THREADS_PER_THREAD = 3
 OS_THREADS_PER_SESSION = 3
 
@@ -71,18 +77,36 @@ def _auto_threads(name: str, params: Mapping[str, Any]) -> int:
     return 2 if cores >= 2 else 1  # best
 
 
+def _net_mib(net: str) -> float:
+    """The network session of a ``net`` parameter (the larger shipped one for ``default``;
+    0 when no file is there, as the agent then plays without one)."""
+    if net == "default":
+        return max(net_memory_mib(default_net_path(r)) for r in ("standard", "reversed"))
+    return net_memory_mib(net)
+
+
 def cost_of(name: str, params: Mapping[str, Any]) -> AgentCost:
     """Threads and memory of an agent built with ``params`` (a full parameter dict)."""
     threads = _auto_threads(name, params) if "threads" in params else 1
     # Reusing a tree copies the kept subtree into a new tree before the old one is freed
     # (driver.TreeSearch._reroot), so a tree's peak is twice its cap.
     memory = 2.0 * float(params.get("memory", 0))
-    if int(params.get("solve_empties", 0)) > 0:
+    net = str(params.get("net", "none"))
+    net_mib = _net_mib(net) if net != "none" else 0.0
+    # puct solves leaves only with a network
+    if int(params.get("solve_empties", 0)) > 0 and (name != "puct" or net_mib > 0):
         memory += LEAF_SOLVER_MIB * threads
     if "table" in params:  # alpha-beta keeps one table, for the rules of its last search
         memory += (1 << int(params["table"])) * AB_ENTRY_BYTES / 2**20
-    # uct builds the root solver only with solver=true; mcts, ab and best always do
+    if net_mib > 0:
+        # the network's intra-op threads keep as many cores busy as search threads would
+        threads = max(threads, int(params.get("net_threads", 1)))
+        memory += net_mib
+    # uct builds the root solver only with solver=true; mcts, ab and best always do; puct
+    # runs it by the time (-1) only with a network
     root_solver = name != "uct" or bool(params.get("solver"))
+    if name == "puct" and net_mib == 0 and int(params.get("root_solve", 0)) < 0:
+        root_solver = False
     if int(params.get("root_solve", 0)) != 0 and root_solver:
         memory += ROOT_SOLVER_MIB
     return AgentCost(threads, memory)
@@ -139,7 +163,10 @@ class AgentPolicy:
                                  f"{', '.join(self.agents)}")
         explicit = set() if is_preset else _spec_keys(spec)
         for key in sorted(explicit & set(self.forbidden_params)):
-            raise AgentSpecError(f"{info.name}: parameter {key!r} may not be set here")
+            if str(params[key]) not in SAFE_VALUES.get(key, ()):
+                raise AgentSpecError(f"{info.name}: parameter {key!r} may not be set here"
+                                     + (f" (except to {' or '.join(SAFE_VALUES[key])})"
+                                        if key in SAFE_VALUES else ""))
         fitted = dict(params)
         changed: list[str] = []
         self._fit_threads(info.name, fitted, explicit, changed)
@@ -154,16 +181,19 @@ class AgentPolicy:
 
     def _fit_threads(self, name: str, params: dict[str, Any], explicit: set[str],
                      changed: list[str]) -> None:
-        if self.max_threads is None or "threads" not in params:
+        if self.max_threads is None:
             return
-        have = cost_of(name, params).threads
-        if have <= self.max_threads:
-            return
-        if "threads" in explicit:
-            raise AgentSpecError(f"{name}: threads={params['threads']} is above this server's "
-                                 f"limit of {self.max_threads} per session")
-        params["threads"] = self.max_threads
-        changed.append("threads")
+        for key in THREAD_PARAMS:
+            if key not in params:
+                continue
+            if key in explicit and int(params[key]) > self.max_threads:
+                raise AgentSpecError(f"{name}: {key}={params[key]} is above this server's "
+                                     f"limit of {self.max_threads} per session")
+            if cost_of(name, params).threads <= self.max_threads:
+                continue
+            if int(params[key]) == 0 or int(params[key]) > self.max_threads:
+                params[key] = self.max_threads
+                changed.append(key)
 
     def _fit_memory(self, name: str, params: dict[str, Any], explicit: set[str],
                     changed: list[str]) -> None:

@@ -316,10 +316,9 @@ class TreeSearch:
                     break
                 n = min(batch, it_left)
                 tb = time.monotonic()
+                done_i, done_p, status = self._run_batch(cfg, table, n, it_left, po_left,
+                                                         deadline)
                 bbs, links, stats, meta = self._arrays
-                done_i, done_p, status = T.run_batch(bbs, links, stats, meta, cfg, table,
-                                                     self.rng, n, po_left, *self._solver_arrays,
-                                                     self._weights)
                 dt = time.monotonic() - tb
                 iters += done_i
                 playouts += done_p
@@ -354,6 +353,17 @@ class TreeSearch:
             if gc_was:
                 gc.enable()
         return self._result(position, iters, playouts, t0, stopped_by, full)
+
+    def _run_batch(self, cfg: T.TreeConfig, table: np.ndarray, n: int, it_left: int,
+                   po_left: int, deadline: float | None) -> tuple[int, int, int]:
+        """One batch of about ``n`` iterations (never more than ``it_left`` iterations or
+        ``po_left`` playouts): ``(iterations, playouts, status)``.  The strategy hook of the
+        loop above; a subclass may replace how a batch is run (``batched.py`` collects leaves
+        for an evaluator) and keep the clock, limits, reuse and reporting.  ``deadline`` is the
+        search's, for a hook whose steps are too long to size by ``n`` alone."""
+        bbs, links, stats, meta = self._arrays
+        return T.run_batch(bbs, links, stats, meta, cfg, table, self.rng, n, po_left,
+                           *self._solver_arrays, self._weights)
 
     def _result(self, position: Position, iters: int, playouts: int, t0: float,
                 stopped_by: str, full: bool, final: bool = True) -> SearchResult:
