@@ -34,7 +34,8 @@ def _add_later_subcommands(sub: argparse._SubParsersAction) -> None:
     import importlib
 
     # Each benchmark module adds its own subcommand; the list grows with the project.
-    for name in ("search", "timing", "zmq_latency", "zmq_load", "endgame", "fuzz", "evalbench"):
+    for name in ("search", "timing", "zmq_latency", "zmq_load", "endgame", "fuzz", "evalbench",
+                 "net", "web"):
         try:
             module = importlib.import_module(f"benchmarks.{name}")
         except ImportError:

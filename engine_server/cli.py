@@ -66,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="allow a non-loopback bind without CURVE (logs a warning)")
     z.add_argument("--gen-keys", nargs=2, metavar=("DIR", "NAME"),
                    help="create a CURVE key pair DIR/NAME.key and DIR/NAME.key_secret, exit")
+    p.add_argument("--web", nargs="?", const="", metavar="HOST:PORT",
+                   help="serve the web page instead of stdin (docs/web.md); without a value, "
+                        "or with a part left out, the [web] table's (127.0.0.1:8000)")
     p.add_argument("--log-level", default=None,
                    choices=["debug", "info", "warning", "error", "critical"])
     p.add_argument("--log-file", default=None, help="append logs (JSON lines) to this file")
@@ -203,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     get_logger("engine").info("start", agent=eng["agent"], rules=eng["rules"],
                               move_time=eng["move_time"], ponder=eng["ponder"],
                               config=str(cfg.source) if cfg.source else None)
+    if args.web is not None:
+        from .serve.web import serve_web
+
+        return serve_web(cfg, options, args.web)
     if not cfg.zmq["stdio"] and not cfg.zmq["endpoint"]:
         print("othello-engine: --no-stdio needs --zmq ENDPOINT", file=sys.stderr)
         return 2

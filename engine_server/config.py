@@ -73,6 +73,12 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "allowed_clients": ((str,), None, "a path"),
         "insecure": ((bool,), None, "true or false"),
     },
+    "web": {
+        "host": ((str,), lambda v: bool(v.strip()), "a host name or address"),
+        "port": ((int,), lambda v: 0 <= v <= 65535, "a port 0..65535 (0: any free port)"),
+        "max_sessions": ((int,), lambda v: v >= 1, "an integer >= 1"),
+        "max_message_bytes": ((int,), lambda v: v >= 1024, "an integer >= 1024"),
+    },
     "limits": _LIMITS_KEYS,   # stdin sessions (the operator's): none unless set
     "remote": _LIMITS_KEYS,   # ZeroMQ (and web) sessions
 }
@@ -97,8 +103,9 @@ class Limits:
 
 def _remote_defaults() -> Limits:
     # Safe on a 2-core machine with 8 GiB: 16 sessions x 256 MiB, one search thread each;
-    # a weights file is a path on the server, so remote clients may not choose one.
-    return Limits(threads=1, memory_mib=256, move_time=10.0, forbidden_params=["weights"])
+    # a weights or network file is a path on the server, so remote clients may not choose one.
+    return Limits(threads=1, memory_mib=256, move_time=10.0,
+                  forbidden_params=["weights", "net"])
 
 
 @dataclass
@@ -110,6 +117,9 @@ class Config:
     zmq: dict[str, Any] = field(default_factory=lambda: {
         "endpoint": None, "stdio": True, "max_sessions": 16, "idle_timeout": 1800.0,
         "curve_key": None, "allowed_clients": None, "insecure": False})
+    # The web page (othello-web, othello-engine --web); its tabs get the [remote] limits.
+    web: dict[str, Any] = field(default_factory=lambda: {
+        "host": "127.0.0.1", "port": 8000, "max_sessions": 16, "max_message_bytes": 65536})
     presets: dict[str, str] = field(default_factory=lambda: dict(BUILTIN_PRESETS))
     levels: dict[int, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
@@ -294,6 +304,7 @@ def dumps(cfg: Config) -> str:
     table("engine", cfg.engine)
     table("log", cfg.log)
     table("zmq", cfg.zmq)
+    table("web", cfg.web)
     for name, lim in (("limits", cfg.limits), ("remote", cfg.remote)):
         table(name, dict(lim.__dict__))
     table("presets", {(k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _toml_value(k)): v

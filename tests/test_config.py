@@ -41,7 +41,7 @@ def test_the_readme_example_loads_with_every_section():
     assert cfg.presets["beginner"] == BUILTIN_PRESETS["beginner"]  # built-ins stay
     assert cfg.levels == {1: "beginner", 4: "club", 8: "medium", 12: "strong"}
     assert cfg.remote.threads == 1 and cfg.remote.memory_mib == 256.0
-    assert cfg.remote.forbidden_params == ["weights"] and cfg.limits.threads is None
+    assert cfg.remote.forbidden_params == ["weights", "net"] and cfg.limits.threads is None
     assert cfg.zmq["endpoint"] == "tcp://127.0.0.1:5555" and cfg.log["level"] == "warning"
 
 
@@ -237,3 +237,12 @@ def test_presets_resolve_in_gtp_nboard_levels_referee_and_judge_adapters():
     p = subprocess.run([sys.executable, "-m", "clients.botzone.main", "--agent", "nosuch"],
                        input="", capture_output=True, text=True, timeout=60, cwd=REPO)
     assert p.returncode == 2 and "unknown agent 'nosuch'" in p.stderr
+
+
+def test_network_threads_and_paths_are_limited_like_search_threads_and_weights():
+    policy = AgentPolicy(max_threads=1, forbidden_params=("weights", "net"))
+    with pytest.raises(AgentSpecError, match="net_threads=4 is above this server's limit"):
+        policy.admit("puct:net=default,net_threads=4", BUILTIN_PRESETS)
+    with pytest.raises(AgentSpecError, match="'net' may not be set here .except to none"):
+        policy.admit("puct:net=/tmp/x.onnx", BUILTIN_PRESETS)
+    assert policy.admit("puct:net=none", BUILTIN_PRESETS) == "puct:net=none"
