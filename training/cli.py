@@ -2,6 +2,7 @@
 
     othello-train patterns --rules standard      # WTHOR games (../shared/data/wthor)
     othello-train patterns --rules reversed      # self-play games, solver labels
+    othello-train az supervised|loop ...         # seed 003's network (training/az)
 
 Every step is seeded; data sets are cached in ``--work`` so an interrupted run resumes.
 """
@@ -53,11 +54,18 @@ def _parser() -> argparse.ArgumentParser:
                    help="weights file (default: the package's file for the rules)")
     t.add_argument("--report", type=Path, default=None,
                    help="write the per-stage errors (JSON) and a plot next to it (.png)")
+    from .az.cli import add_parser as add_az
+
+    add_az(sub)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.cmd == "az":
+        from .az.cli import main as az_main
+
+        return az_main(args, argv)
     from engine_server.eval import weights as wts
 
     from . import patterns
