@@ -45,7 +45,7 @@ PROBE = textwrap.dedent(
     from engine_server.search import alphabeta as AB
     r = make_agent("ab", seed=4).search(pos, Limits(depth=5))
     out["ab"] = [r.best_move, r.eval]
-    r = make_agent("puct:eval=1", seed=4).search(pos, Limits(iterations=50))
+    r = make_agent("puct:net=none,eval=1", seed=4).search(pos, Limits(iterations=50))
     out["puct_eval"] = r.best_move
     kernels = [perft_bik, perft_edax, random_games_from_start, random_playout, bb.legal_moves,
                bb.final_score, T.run_batch, T.expand, T.init_root, T.copy_subtree,

@@ -24,7 +24,7 @@ def child_values(pos):
 
 
 def test_puct_priors_come_from_the_evaluation():
-    r = make_agent("puct:eval=1,eval_scale=4").search(POS, Limits(iterations=200))
+    r = make_agent("puct:net=none,eval=1,eval_scale=4").search(POS, Limits(iterations=200))
     priors = {m.move: m.prior for m in r.moves}
     assert sum(priors.values()) == pytest.approx(1.0)
     values = child_values(POS)
