@@ -25,12 +25,12 @@ import math
 
 from engine_server.game import REVERSED
 from engine_server.game.valuemaps import C_SQUARES, CORNERS, X_SQUARES
-from engine_server.search import rollout as R
 from engine_server.search import tree as T
 from engine_server.search.driver import Budget, TreeSearch
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
 from .common import table_maker
+from .playout_agents import AVOID
 from .tree_agent import TreeAgent
 
 
@@ -84,7 +84,7 @@ def _make(spec, p):
         from .base import AgentSpecError
         raise AgentSpecError(f"dk: the post requires d <= c, got c={p['c']}, d={p['d']}")
     cfg = T.tree_config(select=T.SELECT_UCB1, explore=p["uct_c"], logk=1.0, q01=True,
-                        expand_at=0, descend=False, sims=p["nSims"], policy=R.PSEUDO)
+                        expand_at=0, descend=False, sims=p["nSims"], policy=AVOID[p["avoid"]])
 
     def final(links, stats, first, count, position):
         s = adjusted_scores(links, stats, first, count, position, p)
@@ -111,4 +111,7 @@ DK = AgentInfo(
      Param("c", float, 0.5, "X-square penalty (fraction of UCT)", min=0.0, max=0.999),
      Param("d", float, 0.25, "C-square penalty (fraction of UCT)", min=0.0, max=0.999),
      Param("mobility", float, 0.0, "weight of mean mobility in the final score (ours)",
-           min=0.0)) + COMMON_PARAMS + TREE_PARAMS, _make)
+           min=0.0),
+     Param("avoid", str, "xc", "squares the pseudo-random playouts re-draw: xc X- and "
+           "C-squares (ours), x the X-squares only (the post's source code)",
+           choices=("xc", "x"))) + COMMON_PARAMS + TREE_PARAMS, _make)

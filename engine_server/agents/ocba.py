@@ -6,6 +6,10 @@ Choices the paper leaves open (docs/reference/design-notes.md section 3), all pa
 * a node's children each get ``n0`` samples first (one rollout per iteration, iteration ends
   there), then the "most starving" child under the OCBA ratios is descended into;
 * a sample's standard deviation is the population one, floored at ``sigma0`` below two samples;
+  ``sigma=equal`` (ours) gives all siblings one deviation, so the allocation follows the gaps
+  to the best mean alone: seed 002's greedy heuristic rollout is nearly deterministic (a median
+  of 3 distinct final scores in 100 rollouts from a position), its per-child deviations are zero or
+  tiny, and the sample rule then starves the close rivals (docs/reproduce-seed002.md);
 * back-up is the plain mean of returns; the reward is (a - b) / (a + b);
 * the final move is the best mean.
 """
@@ -21,7 +25,8 @@ from .tree_agent import TreeAgent
 
 
 def _make(spec, p):
-    cfg = T.tree_config(select=T.SELECT_OCBA, n0=p["n0"], sigma0=p["sigma0"], expand_at=1,
+    select = T.SELECT_OCBA_EQUAL if p["sigma"] == "equal" else T.SELECT_OCBA
+    cfg = T.tree_config(select=select, n0=p["n0"], sigma0=p["sigma0"], expand_at=1,
                         descend=True, reward=T.REWARD_RATIO, policy=policy_id(p["rollout"]))
     budget = lambda pos: Budget(playouts=p["simulations"])
     return TreeAgent(spec, p, TreeSearch("ocba", cfg, table_maker(p["rollout"]), p["seed"],
@@ -33,6 +38,9 @@ OCBA = AgentInfo(
     "OCBA allocation at every node, reward (a-b)/(a+b), best mean wins",
     (Param("n0", int, 5, "initial samples per child", min=1),
      Param("sigma0", float, 1.0, "std. deviation assumed with fewer than 2 samples", min=1e-6),
+     Param("sigma", str, "sample", "sample: each child's own sample std. deviation (the "
+           "paper's rule); equal: one for all siblings, allocation by the mean gaps alone "
+           "(for near-deterministic rollouts such as heuristic)", choices=("sample", "equal")),
      Param("simulations", int, 100, "playouts when no limit is given (paper: 50/100/500)",
            min=1),
      rollout_param("random", "rollout policy: random or heuristic (seed 002), or others"))

@@ -12,7 +12,7 @@ from engine_server.game import bitboard as bb
 from engine_server.search import rollout as R
 from engine_server.search.limits import Limits, MoveStat, ProgressCallback, SearchResult
 
-from .base import COMMON_PARAMS, Agent, AgentInfo
+from .base import COMMON_PARAMS, Agent, AgentInfo, Param
 
 
 class PolicyAgent(Agent):
@@ -44,7 +44,20 @@ RANDOM = AgentInfo(
     "random", "seed 000 Alg. 3.1 (the playout's move choice)", "uniform over legal moves",
     COMMON_PARAMS, lambda spec, p: PolicyAgent(spec, p, R.RANDOM, "random"))
 
+# Which squares seed 004's simRandPlus re-draws: "xc" (X- and C-squares) is this agent's
+# original reading of the post; "x" is the post's own source (reversi.go, veryBadPositions), the
+# definition that reproduces its Table 1 (docs/reproduce-seed004.md).  Both draw the same way.
+AVOID = {"xc": R.PSEUDO, "x": R.PSEUDO_X}
+
+
+def avoid_param(help_text: str) -> Param:
+    return Param("avoid", str, "xc", help_text, choices=tuple(AVOID))
+
+
 PSEUDO_RANDOM = AgentInfo(
     "pseudo-random", "seed 004 simRandPlus",
     "uniform, but a drawn X/C-square (corner under reversed rules) is re-drawn up to twice",
-    COMMON_PARAMS, lambda spec, p: PolicyAgent(spec, p, R.PSEUDO, "pseudo-random"))
+    (avoid_param("squares re-drawn under standard rules: xc X- and C-squares (ours), x the "
+                 "X-squares only (the post's source code; matches its Table 1)"),)
+    + COMMON_PARAMS,
+    lambda spec, p: PolicyAgent(spec, p, AVOID[p["avoid"]], "pseudo-random"))

@@ -30,10 +30,11 @@ BUILTIN_PRESETS: dict[str, str] = {
     "seed000-minmax": "minmax:n=10,k=3",
     "seed000-ucb1": "ucb1:n=50,N=1200,c=1.0",
     "seed001-uct": "uct:c=1.414,form=seed001,iterations=500",
-    "seed002-uct": "uct:reward=ratio,form=plain,c=1.0",
+    # plain UCT (one child expanded and simulated per iteration), as seed 002 describes it
+    "seed002-uct": "uct:reward=ratio,form=plain,c=1.0,expand=one",
     "seed002-ocba": "ocba:n0=5,simulations=100",
     "seed003-puct": "puct",
-    "seed004-dk": "dk",
+    "seed004-dk": "dk:avoid=x",   # the post's pseudo-random playouts (docs/reproduce-seed004.md)
 }
 
 ROOT_SOLVER_MIB = 32.0   # RootSolver's default table: 2**20 entries of 32 bytes

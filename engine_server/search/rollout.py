@@ -7,6 +7,10 @@ Policy ids (``policy`` argument):
   draw again, at most twice.  Very bad squares are the X- and C-squares under standard rules.
   Under reversed rules the roles turn around (seed 001: corners become worthless, X/C squares
   valuable), so the corners are the squares to avoid.  This choice is ours.
+* ``PSEUDO_X`` - ``simRandPlus`` as the post's source code defines it: its ``veryBadPositions``
+  are the four X-squares only (reversi.go: "positions that give corners away").  It matches the
+  post's Table 1 where ``PSEUDO`` does not (docs/reproduce-seed004.md); ``PSEUDO`` stays the
+  default of our agents, whose tested moves depend on it.  Reversed rules: the corners.
 * ``TABLE`` - greedy on a square-value table with uniform tie-breaking (seed 001's "value map"
   and "Roxanne" policies; the caller passes the table already signed for the rules).
 * ``HEURISTIC`` - seed 002's move evaluation: the move maximising
@@ -44,9 +48,11 @@ RANDOM = 0
 PSEUDO = 1
 TABLE = 2
 HEURISTIC = 3
+PSEUDO_X = 4
 
 POLICY_NAMES = {"random": RANDOM, "pseudo": PSEUDO, "pseudo-random": PSEUDO,
-                "valuemap": TABLE, "roxanne": TABLE, "heuristic": HEURISTIC}
+                "valuemap": TABLE, "roxanne": TABLE, "heuristic": HEURISTIC,
+                "pseudo-x": PSEUDO_X}
 
 _CORNERS = U(CORNERS)
 _XC = U(X_SQUARES | C_SQUARES)
@@ -66,6 +72,14 @@ def _pick_uniform(moves, rng):
 def bad_squares(rules):
     """The squares seed 004's pseudo-random playout re-draws, per rules (see module doc)."""
     return _CORNERS if rules == REVERSED else _XC
+
+
+@njit(cache=True)
+def bad_squares_of(policy, rules):
+    """The re-drawn squares of a pseudo-random ``policy`` (PSEUDO or PSEUDO_X) under ``rules``."""
+    if rules == REVERSED:
+        return _CORNERS
+    return _X if policy == PSEUDO_X else _XC
 
 
 @njit(cache=True, inline="always")
@@ -153,7 +167,7 @@ def rollout(P, O, policy, rules, table, rng):
     """Play to the end with ``policy``; returns the final ``(mine, theirs)`` of the starting
     side."""
     flipped = False
-    bad = bad_squares(rules)
+    bad = bad_squares_of(policy, rules)
     while True:
         moves = legal_moves(P, O)
         if moves == U0:
@@ -164,7 +178,7 @@ def rollout(P, O, policy, rules, table, rng):
             continue
         if policy == RANDOM:
             m = _pick_uniform(moves, rng)
-        elif policy == PSEUDO:
+        elif policy == PSEUDO or policy == PSEUDO_X:
             m = pick_pseudo(moves, bad, rng)
         elif policy == TABLE:
             m = pick_table(moves, table, rng)
@@ -186,8 +200,8 @@ def choose_move(P, O, policy, rules, table, rng):
         return 64 if legal_moves(O, P) != U0 else -1
     if policy == RANDOM:
         m = _pick_uniform(moves, rng)
-    elif policy == PSEUDO:
-        m = pick_pseudo(moves, bad_squares(rules), rng)
+    elif policy == PSEUDO or policy == PSEUDO_X:
+        m = pick_pseudo(moves, bad_squares_of(policy, rules), rng)
     elif policy == TABLE:
         m = pick_table(moves, table, rng)
     else:
@@ -204,3 +218,52 @@ def table_for(policy_name: str, rules: int) -> np.ndarray:
     if policy_name == "valuemap":
         return for_rules(FINAL_VALUE_MAP, rules).astype(np.int64)
     return np.zeros(64, dtype=np.int64)
+
+
+@njit(cache=True)
+def policy_games(P, O, black, white, rules, games, table, rng):
+    """``games`` games from (P, O) with black to move, black playing ``black`` and white
+    ``white`` (policy ids), as seed 004's Table 1 pits its playout policies against each other.
+
+    Returns ``(black_wins, white_wins, draws)`` under ``rules``; the calibration of the
+    pseudo-random definitions (docs/reproduce-seed004.md) runs thousands of games a second here.
+    """
+    b_wins = 0
+    w_wins = 0
+    draws = 0
+    bad_b = bad_squares_of(black, rules)
+    bad_w = bad_squares_of(white, rules)
+    for _ in range(games):
+        me = P
+        op = O
+        black_to_move = True
+        while True:
+            moves = legal_moves(me, op)
+            if moves == U0:
+                if legal_moves(op, me) == U0:
+                    break
+                me, op = op, me
+                black_to_move = not black_to_move
+                continue
+            pol = black if black_to_move else white
+            if pol == RANDOM:
+                m = _pick_uniform(moves, rng)
+            elif pol == PSEUDO or pol == PSEUDO_X:
+                m = pick_pseudo(moves, bad_b if black_to_move else bad_w, rng)
+            elif pol == TABLE:
+                m = pick_table(moves, table, rng)
+            else:
+                m = pick_heuristic(me, op, moves, rules, rng)
+            f = flips(me, op, m)
+            me, op = op ^ f, me ^ f ^ m
+            black_to_move = not black_to_move
+        nb = popcount(me) if black_to_move else popcount(op)
+        nw = popcount(op) if black_to_move else popcount(me)
+        d = nb - nw if rules != REVERSED else nw - nb
+        if d > 0:
+            b_wins += 1
+        elif d < 0:
+            w_wins += 1
+        else:
+            draws += 1
+    return b_wins, w_wins, draws

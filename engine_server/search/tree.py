@@ -72,9 +72,14 @@ SELECT_OCBA = 1
 SELECT_PUCT = 2
 SELECT_ROUND_ROBIN = 3  # least-visited child (shallow search)
 SELECT_MINMAX = 4       # seed 000 Alg. 3.3
+# OCBA with one standard deviation for all siblings: the allocation follows the gaps to the best
+# mean alone.  Per-child sample deviations are meaningless when rollouts are (nearly)
+# deterministic, as seed 002's greedy heuristic rollout is (docs/reproduce-seed002.md).
+SELECT_OCBA_EQUAL = 5
 # every rule select_child knows: tree_config refuses other ids (the names are for its errors)
 SELECT_NAMES = {SELECT_UCB1: "ucb1", SELECT_OCBA: "ocba", SELECT_PUCT: "puct",
-                SELECT_ROUND_ROBIN: "round-robin", SELECT_MINMAX: "minmax"}
+                SELECT_ROUND_ROBIN: "round-robin", SELECT_MINMAX: "minmax",
+                SELECT_OCBA_EQUAL: "ocba-equal"}
 
 REWARD_WIN = 0     # +1 / 0 / -1 (a win rate of 1 / 0.5 / 0)
 REWARD_RATIO = 1   # (a - b) / (a + b), a = own discs (seed 002); negated under reversed rules
@@ -519,7 +524,7 @@ def select_child(bbs, links, stats, node, cfg, rng):
     if count == 1:
         return first
     mode = cfg.select
-    if mode == SELECT_OCBA:
+    if mode == SELECT_OCBA or mode == SELECT_OCBA_EQUAL:
         return _select_ocba(links, stats, first, count, cfg)
     if mode == SELECT_ROUND_ROBIN:
         best = first
@@ -584,6 +589,7 @@ def _select_ocba(links, stats, first, count, cfg):
     if best >= 0:
         return best
     sigma0 = cfg.sigma0
+    equal = cfg.select == SELECT_OCBA_EQUAL
     # best mean (ties: keep the set; if all tie, least visited)
     top = -1e300
     for i in range(first, first + count):
@@ -607,7 +613,8 @@ def _select_ocba(links, stats, first, count, cfg):
         m = stats[i, W] / n
         var = stats[i, W2] / n - m * m
         s = math.sqrt(var) if (n >= 2 and var > 0.0) else sigma0
-        sig[j] = max(s, 1e-3)
+        # equal: the ratios below depend on the deviations only relative to each other
+        sig[j] = 1.0 if equal else max(s, 1e-3)
     # reference: the first non-best child
     ref = -1
     for j in range(count):
@@ -754,7 +761,7 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
     sims = cfg.sims
     sim_all = cfg.sim_all
     descend = cfg.descend
-    ocba = mode == SELECT_OCBA
+    ocba = mode == SELECT_OCBA or mode == SELECT_OCBA_EQUAL
     n0 = cfg.n0
     solver = cfg.solver
     solve_k = cfg.solve_empties if solver else 0
