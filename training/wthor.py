@@ -84,11 +84,16 @@ def read_dir(directory: str | Path) -> Games:
 
 
 @njit(cache=True)
-def _replay(moves, P_out, O_out, black_out, game_out, empt_out, final_out, valid):
-    """Positions before each move of each game (side to move's view); returns the count.
+def replay_kernel(moves, P_out, O_out, black_out, move_out, game_out, empt_out, final_out,
+                  valid, pass_samples, empties_to_winner):
+    """Positions before each move of each game (side to move's view) and the move played;
+    returns the count.
 
     ``valid[g]`` is cleared for a game with an illegal move; ``final_out[g]`` gets black's final
-    disc margin (empties to the winner) for a game that reached its end."""
+    disc margin for a game that reached its end (127 when it stopped before), with the empty
+    squares given to the winner when ``empties_to_winner``.  WTHOR does not record passes;
+    ``pass_samples`` makes a forced pass a position of its own (move 64), as the network's
+    policy target needs."""
     k = 0
     for g in range(moves.shape[0]):
         b = START_BLACK
@@ -102,11 +107,20 @@ def _replay(moves, P_out, O_out, black_out, game_out, empt_out, final_out, valid
             P = b if black else w
             O = w if black else b
             m = U1 << np.uint64(sq)
-            if (legal_moves(P, O) & m) == 0:
-                # the side to move had to pass (WTHOR does not record passes)
-                if legal_moves(P, O) != 0:
+            L = legal_moves(P, O)
+            if (L & m) == 0:
+                # the side to move had to pass
+                if L != 0:
                     valid[g] = False
                     break
+                if pass_samples:
+                    P_out[k] = P
+                    O_out[k] = O
+                    black_out[k] = black
+                    move_out[k] = 64
+                    game_out[k] = g
+                    empt_out[k] = 64 - popcount(P | O)
+                    k += 1
                 black = not black
                 P, O = O, P
                 if (legal_moves(P, O) & m) == 0:
@@ -115,6 +129,7 @@ def _replay(moves, P_out, O_out, black_out, game_out, empt_out, final_out, valid
             P_out[k] = P
             O_out[k] = O
             black_out[k] = black
+            move_out[k] = sq
             game_out[k] = g
             empt_out[k] = 64 - popcount(P | O)
             k += 1
@@ -135,6 +150,8 @@ def _replay(moves, P_out, O_out, black_out, game_out, empt_out, final_out, valid
         d = nb - nw
         if legal_moves(b, w) != 0 or legal_moves(w, b) != 0:
             final_out[g] = 127   # unfinished game (resigned or lost on time)
+        elif not empties_to_winner:
+            final_out[g] = d
         elif d > 0:
             final_out[g] = d + e
         elif d < 0:
@@ -170,5 +187,6 @@ def replay(games: Games) -> tuple[Positions, np.ndarray, np.ndarray]:
     empt = np.zeros(cap, np.int64)
     final = np.zeros(n, np.int64)
     valid = np.ones(n, np.bool_)
-    k = _replay(games.moves, P, O, black, game, empt, final, valid)
+    move = np.zeros(cap, np.int64)
+    k = replay_kernel(games.moves, P, O, black, move, game, empt, final, valid, False, True)
     return Positions(P[:k], O[:k], black[:k], game[:k], empt[:k]), valid, final

@@ -132,8 +132,8 @@ def from_games(games: wthor.Games) -> tuple[Samples, dict[str, int]]:
     empt = np.zeros(cap, np.int8)
     final = np.zeros(n, np.int64)
     valid = np.ones(n, np.bool_)
-    k = kernels.replay(games.moves.astype(np.int64), P, O, black, move, game, empt, final,
-                       valid)
+    k = wthor.replay_kernel(games.moves.astype(np.int64), P, O, black, move, game, empt, final,
+                            valid, True, False)
     P, O, black, move, game, empt = P[:k], O[:k], black[:k], move[:k], game[:k], empt[:k]
     done = valid & (final != 127)
     keep = done[game]

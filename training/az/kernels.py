@@ -7,75 +7,7 @@ import numpy as np
 from numba import njit
 
 from engine_server.eval.features import symmetry
-from engine_server.game.bitboard import (
-    START_BLACK,
-    START_WHITE,
-    U1,
-    U,
-    flips,
-    legal_moves,
-    popcount,
-)
-
-
-@njit(cache=True)
-def replay(moves, P_out, O_out, black_out, move_out, game_out, empt_out, final_out, valid):
-    """Like training.wthor._replay, and a forced pass is a sample of its own (target 64)."""
-    k = 0
-    for g in range(moves.shape[0]):
-        b = START_BLACK
-        w = START_WHITE
-        black = True
-        start = k
-        for i in range(60):
-            sq = moves[g, i]
-            if sq < 0:
-                break
-            P = b if black else w
-            O = w if black else b
-            m = U1 << U(sq)
-            L = legal_moves(P, O)
-            if (L & m) == 0:
-                if L != 0:
-                    valid[g] = False
-                    break
-                P_out[k] = P
-                O_out[k] = O
-                black_out[k] = black
-                move_out[k] = 64
-                game_out[k] = g
-                empt_out[k] = 64 - popcount(P | O)
-                k += 1
-                black = not black
-                P, O = O, P
-                if (legal_moves(P, O) & m) == 0:
-                    valid[g] = False
-                    break
-            P_out[k] = P
-            O_out[k] = O
-            black_out[k] = black
-            move_out[k] = sq
-            game_out[k] = g
-            empt_out[k] = 64 - popcount(P | O)
-            k += 1
-            f = flips(P, O, m)
-            P ^= f | m
-            O ^= f
-            if black:
-                b, w = P, O
-            else:
-                w, b = P, O
-            black = not black
-        if not valid[g]:
-            k = start
-            continue
-        nb = popcount(b)
-        nw = popcount(w)
-        if legal_moves(b, w) != 0 or legal_moves(w, b) != 0:
-            final_out[g] = 127
-        else:
-            final_out[g] = nb - nw
-    return k
+from engine_server.game.bitboard import U1, U, flips, legal_moves, popcount
 
 
 @njit(cache=True)
