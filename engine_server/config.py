@@ -103,9 +103,10 @@ class Limits:
 
 def _remote_defaults() -> Limits:
     # Safe on a 2-core machine with 8 GiB: 16 sessions x 256 MiB, one search thread each;
-    # a weights or network file is a path on the server, so remote clients may not choose one.
+    # a weights, network or book file is a path on the server, so remote clients may not
+    # choose one.
     return Limits(threads=1, memory_mib=256, move_time=10.0,
-                  forbidden_params=["weights", "net"])
+                  forbidden_params=["weights", "net", "book_file"])
 
 
 @dataclass

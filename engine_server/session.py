@@ -323,7 +323,9 @@ class Session:
             try:
                 a = make_agent(spec, seed=seed)
                 pos = Position.start(self.rules)
-                a.search(pos, Limits(iterations=30))
+                # an analysis: a book position would otherwise skip the search this warms up
+                # (the book is loaded all the same, for the analysis's book marks)
+                a.search(pos, Limits(iterations=30, analysis=True))
                 a.advance([pos.legal_moves()[0]])
                 log.info("warmup_done", seconds=round(time.monotonic() - t0, 3))
             except Exception:

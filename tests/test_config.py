@@ -41,7 +41,8 @@ def test_the_readme_example_loads_with_every_section():
     assert cfg.presets["beginner"] == BUILTIN_PRESETS["beginner"]  # built-ins stay
     assert cfg.levels == {1: "beginner", 4: "club", 8: "medium", 12: "strong"}
     assert cfg.remote.threads == 1 and cfg.remote.memory_mib == 256.0
-    assert cfg.remote.forbidden_params == ["weights", "net"] and cfg.limits.threads is None
+    assert cfg.remote.forbidden_params == ["weights", "net", "book_file"]
+    assert cfg.limits.threads is None
     assert cfg.zmq["endpoint"] == "tcp://127.0.0.1:5555" and cfg.log["level"] == "warning"
 
 

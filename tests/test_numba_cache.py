@@ -43,6 +43,16 @@ PROBE = textwrap.dedent(
     r = make_agent("best:threads=1", seed=4).search(end, Limits(iterations=50))
     out["endgame"] = [r.best_move, r.lower, r.upper]
     from engine_server.search import alphabeta as AB
+    from engine_server.search import batched as BA
+    from engine_server.search import book as BK
+    r = make_agent("puct", seed=4).search(pos, Limits(iterations=50))  # the shipped network
+    out["puct_net"] = r.best_move
+    r = make_agent("best", seed=4).search(Position.start(), Limits(iterations=50))
+    out["book"] = [r.best_move, r.stopped_by]
+    book = BK.shipped(0)
+    few = slice(0, 200)
+    out["negamax"] = int(BK.negamax(book.P[few], book.O[few], book.leaf[few].astype(np.int64),
+                                    BK.disc_order(book.P[few], book.O[few])).sum())
     r = make_agent("ab", seed=4).search(pos, Limits(depth=5))
     out["ab"] = [r.best_move, r.eval]
     r = make_agent("puct:net=none,eval=1", seed=4).search(pos, Limits(iterations=50))
@@ -50,7 +60,8 @@ PROBE = textwrap.dedent(
     kernels = [perft_bik, perft_edax, random_games_from_start, random_playout, bb.legal_moves,
                bb.final_score, T.run_batch, T.expand, T.init_root, T.copy_subtree,
                T.count_subtree, R.choose_move, EG._table_move, AB.search_root, AB.table_move,
-               AB.known_children, T.set_priors]
+               AB.known_children, T.set_priors, BA.collect_leaves, BA.apply_leaves,
+               BK.canonical, BK.find, BK.children, BK.negamax]
     stats = {k.py_func.__name__: (sum(k.stats.cache_hits.values()),
                                   sum(k.stats.cache_misses.values())) for k in kernels}
     print(json.dumps({"out": out, "stats": stats}))
@@ -69,5 +80,6 @@ def test_second_process_loads_cached_kernels():
     assert second["out"]["bik"] == 8200 and second["out"]["edax"] == 8200
     assert len(second["out"]["agents"]) >= 9
     assert second["out"]["endgame"] == [62, 18, 18]  # FFO #1: g8 wins by 18
+    assert second["out"]["book"][1] == "book"
     for name, (hits, misses) in second["stats"].items():
         assert misses == 0 and hits >= 1, (name, hits, misses)

@@ -82,7 +82,8 @@ def _match_parser() -> argparse.ArgumentParser:
                    help="games in parallel, one process each (default: number of cores)")
     p.add_argument("--openings", default="builtin",
                    help="builtin (the package's balanced set), start (the start position "
-                        "only) or a file of move lines")
+                        "only), book[:ply=N,within=D] (book positions N plies deep valued "
+                        "within D discs of even; default 8 and 2) or a file of move lines")
     p.add_argument("--no-swap", action="store_true",
                    help="play each opening once, the first player of the pairing as black")
     p.add_argument("--no-tree-reuse", action="store_true",

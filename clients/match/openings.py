@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from engine_server.game import PASS, Game, Position, parse_move, square_name
+from engine_server.game import PASS, Game, Position, Rules, parse_move, square_name
 
 DATA_FILE = "openings.txt"
 
@@ -148,11 +148,70 @@ def parse_line(text: str) -> tuple[tuple[int, ...], float | None] | None:
     return moves, value
 
 
-def load(path: str | Path | None = None) -> list[Opening]:
+BOOK_DEFAULTS = {"ply": 8, "within": 2.0}
+
+
+def book_openings(spec: str, rules: str = "standard") -> list[Opening]:
+    """``book[:ply=N,within=D,file=PATH]``: every position ``N`` plies from the start along the
+    opening book's moves that the book values within ``D`` discs of even (the side to move's
+    view), one per symmetry class, in the order a walk by square order meets them.  Their
+    ``value`` is the book's, in discs."""
+    from engine_server.search import book as B
+
+    _, _, rest = spec.partition(":")
+    opts: dict[str, str] = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or key not in ("ply", "within", "file"):
+            raise ValueError(f"book openings: expected ply=N, within=D or file=PATH, "
+                             f"got {item!r}")
+        opts[key] = value
+    try:
+        ply = int(opts.get("ply", BOOK_DEFAULTS["ply"]))
+        within = float(opts.get("within", BOOK_DEFAULTS["within"]))
+    except ValueError:
+        raise ValueError(f"book openings: bad number in {spec!r}") from None
+    if not 1 <= ply <= 40 or within < 0:
+        raise ValueError(f"book openings: ply must be 1..40 and within >= 0 in {spec!r}")
+    code = int(Rules.parse(rules))
+    try:
+        book = B.load(opts["file"], code) if "file" in opts else B.load(B.default_path(code),
+                                                                         code)
+    except B.BookError as e:
+        raise ValueError(f"book openings: {e}") from None
+    out: list[Opening] = []
+    seen: set[tuple[int, int]] = set()
+    frontier: list[tuple[Position, tuple[int, ...]]] = [(Position.start(rules), ())]
+    for _ in range(ply):
+        nxt = []
+        for pos, line in frontier:
+            for m in sorted(book.moves(pos), key=lambda m: m.move):
+                child = pos.play(m.move)
+                if child.must_pass():
+                    continue  # an opening hands both players an ordinary position
+                key = canonical_key(child)
+                if key not in seen:
+                    seen.add(key)
+                    nxt.append((child, line + (m.move,)))
+        frontier = nxt
+    for pos, line in frontier:
+        v = book.entry_value(pos)
+        if v is not None and abs(v) <= within:
+            out.append(Opening(len(out), line, v))
+    if not out:
+        raise ValueError(f"book openings: no book position {ply} plies deep within {within} "
+                         f"discs of even")
+    return out
+
+
+def load(path: str | Path | None = None, rules: str = "standard") -> list[Opening]:
     """Openings from a file (one per line, ``f5 d6 c3 d3`` with an optional ``| value``), or the
-    package's own set.  ``start`` means the start position only."""
+    package's own set.  ``start`` means the start position only; ``book[:ply=N,within=D]``
+    draws them from the opening book (:func:`book_openings`)."""
     if path == "start":
         return [START]
+    if isinstance(path, str) and (path == "book" or path.startswith("book:")):
+        return book_openings(path, rules)
     if path is None or path == "builtin":
         text = resources.files(__package__).joinpath(DATA_FILE).read_text(encoding="utf-8")
     else:

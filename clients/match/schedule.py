@@ -37,7 +37,7 @@ def schedule(config: MatchConfig) -> list[GameTask]:
     """
     specs = config.specs()
     names = labels(specs)
-    book = O.load(config.openings)
+    book = O.load(config.openings, config.rules)
     order = list(range(len(book)))
     random.Random(derive_seed("openings", config.seed)).shuffle(order)
     per_pair = 2 if config.swap else 1

@@ -101,5 +101,10 @@ class Agent:
     def reset(self) -> None:
         """Forget everything about the current game."""
 
+    def book_moves(self, position: Position) -> list:
+        """The opening book's moves for ``position`` (``BookMove``s, best first); agents built
+        with ``book=on`` have them (book_agent.py)."""
+        return []
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec}>"

@@ -46,7 +46,8 @@ AB_ENTRY_BYTES = 24      # alpha-beta table entry (keys + data)
 # Parameters that set threads an agent keeps busy.
 THREAD_PARAMS = ("threads", "net_threads")
 # Values of forbidden parameters that name no file on the server, so stay allowed.
-SAFE_VALUES: dict[str, tuple[str, ...]] = {"net": ("none", "default"), "weights": ("",)}
+SAFE_VALUES: dict[str, tuple[str, ...]] = {"net": ("none", "default"), "weights": ("",),
+                                           "book_file": ("",)}
 OS_THREADS_PER_THREAD = 3
 OS_THREADS_PER_SESSION = 3
 

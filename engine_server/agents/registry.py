@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from .ab import AB, BEST
 from .base import Agent, AgentInfo, AgentSpecError
+from .book_agent import BookAgent, book_params
 from .dk import DK
 from .mcts import MCTS
 from .ocba import OCBA
@@ -14,11 +16,15 @@ from .puct import PUCT
 from .seed000 import MINMAX, SHALLOW, UCB1
 from .uct import UCT
 
-AGENTS: dict[str, AgentInfo] = {a.name: a for a in
-                                (RANDOM, PSEUDO_RANDOM, SHALLOW, MINMAX, UCB1, UCT, OCBA, DK,
-                                 PUCT, MCTS, AB, BEST)}
-
 DEFAULT_AGENT = "best"
+# Agents that open from the book unless told book=off: the default agent (a 200-game match,
+# docs/book.md).  The seed agents keep their papers' behaviour.
+BOOK_ON = ("best",)
+
+AGENTS: dict[str, AgentInfo] = {
+    a.name: replace(a, params=a.params + book_params("on" if a.name in BOOK_ON else "off"))
+    for a in (RANDOM, PSEUDO_RANDOM, SHALLOW, MINMAX, UCB1, UCT, OCBA, DK, PUCT, MCTS, AB,
+              BEST)}
 # For judges that forbid threads or count CPU time per process (CS303, Botzone).
 SINGLE_THREAD_AGENT = "best:threads=1"
 
@@ -58,6 +64,9 @@ def make_agent(spec: str, **overrides: Any) -> Agent:
         params[k] = v
     agent = info.factory(spec, params)
     agent.name = info.name
+    if params["book"] == "on":
+        agent = BookAgent(agent, spec, params)
+        agent.name = info.name
     return agent
 
 

@@ -520,6 +520,7 @@ class GtpHandler:
         rate is its outcome (1, 0.5, 0) and its score is exact once solved."""
         parts = []
         shown = [m for m in r.moves if m.visits > 0 or m.proven is not None
+                 or "book" in m.extra
                  or m.move == r.best_move]  # never an empty line: it would end the response
         if r.exact:  # solved: rank by exact margin (unsolved moves last)
             ranked = sorted(shown, key=lambda m: (m.move != r.best_move, not m.exact, -m.eval))
@@ -530,18 +531,21 @@ class GtpHandler:
             wr = m.solved_win_rate
             low = wr if m.proven is not None else lcb(wr, m.visits)
             mv = move_text(m.move) if m.move != PASS else "pass"
+            # a key-value pair analysis readers skip when they do not know it: the move is in
+            # the opening book, reached by that many games
+            book = f"book {m.extra['book']} " if "book" in m.extra else ""
             if kind == "lz":
                 parts.append(
                     f"info move {mv} visits {m.visits} winrate {int(round(wr * 10000))} "
                     f"prior {int(round((m.prior or 0) * 10000))} "
-                    f"lcb {int(round(low * 10000))} order {order} pv {pv_text}")
+                    f"lcb {int(round(low * 10000))} {book}order {order} pv {pv_text}")
             else:
                 score = m.eval
                 parts.append(
                     f"info move {mv} visits {m.visits} utility {2 * wr - 1:.6f} "
                     f"winrate {wr:.6f} scoreMean {score:.4f} scoreLead {score:.4f} "
                     f"scoreSelfplay {score:.4f} prior {m.prior or 0:.6f} lcb {low:.6f} "
-                    f"utilityLcb {2 * low - 1:.6f} order {order} pv {pv_text}")
+                    f"utilityLcb {2 * low - 1:.6f} {book}order {order} pv {pv_text}")
         return " ".join(parts)
 
 

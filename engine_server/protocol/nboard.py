@@ -12,7 +12,7 @@ import time
 from typing import Callable
 
 from engine_server.agents import AgentSpecError
-from engine_server.game import Color, IllegalMoveError, NotationError, ggf
+from engine_server.game import Color, IllegalMoveError, NotationError, Position, ggf
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
 from engine_server.search.timeman import ABSOLUTE, FISCHER, Clock, TimeManager
@@ -171,6 +171,7 @@ class NBoardHandler:
         if self.session.options.move_time is not None:
             limits.time = self.session.options.move_time
         self._status("thinking")
+        self.out.write(*self._book_lines(pos, n))
 
         def report(job: SearchJob, result: SearchResult) -> None:
             self.out.write_for(job, *self._search_lines(result, n))
@@ -183,6 +184,15 @@ class NBoardHandler:
 
         self.session.start("hint", limits, on_done=done, on_progress=report,
                            progress_interval=self.hint_interval)
+
+    def _book_lines(self, pos: Position, n: int) -> list[str]:
+        """``book <pv> <eval> <games> <depth>`` for the book's moves, best first, before the
+        search's lines (NBoard shows both; Edax and NTest send book lines the same way)."""
+        lines = []
+        for m in self.session.agent.book_moves(pos)[:n]:
+            pv = "-".join(move_text(x) for x in (m.line or (m.move,)))
+            lines.append(f"book {pv} {m.value:.2f} {m.games} {m.leaf_depth}")
+        return lines
 
     def _search_lines(self, result: SearchResult, n: int) -> list[str]:
         """One round of hint lines, best move first (the move ``go`` would play).

@@ -392,17 +392,21 @@ class AlphaBeta:
     def search(self, position: Position, deadline: float | None = None,
                stop: threading.Event | None = None, max_depth: int = 60,
                max_nodes: int | None = None, analysis: bool = False,
-               on_iteration=None) -> ABResult:
+               on_iteration=None, moves: list[int] | None = None) -> ABResult:
+        """``moves``: search only these root moves (the book builder values the moves that
+        leave its book this way)."""
         with self._lock:
             return self._search(position, deadline, stop, max_depth, max_nodes, analysis,
-                                on_iteration)
+                                on_iteration, moves)
 
     def _search(self, position, deadline, stop, max_depth, max_nodes, analysis,
-                on_iteration) -> ABResult:
+                on_iteration, only) -> ABResult:
         t0 = time.monotonic()
         P, O = position.bitboards()
         rules = np.int64(int(position.rules))
         legal = position.legal_moves()
+        if only is not None:
+            legal = [m for m in legal if m in only]
         if not legal:
             return ABResult(None, 0.0, 0, 0, 0.0, [], {})
         ctl = self.ctl

@@ -1,0 +1,367 @@
+"""``othello-book``: build the opening book from WTHOR (or self-play) and look positions up.
+
+    othello-book build --rules standard -o book-standard.npz     # WTHOR games
+    othello-book build --rules reversed -o book-reversed.npz     # self-play games only
+    othello-book show f5d6c3                                     # a move list from the start
+    othello-book show -- "<64 squares X/O/-> X"                   # a board and the side to move
+
+Building (every step seeded and deterministic):
+
+1. positions: every position of the source games up to ``--max-ply`` plies, merged by the eight
+   symmetries, kept when at least ``--min-games`` games reached it.  Standard rules read the
+   WTHOR database; reversed rules play ``--selfplay-games`` games of the engine's alpha-beta
+   (a ``--selfplay-depth`` search, a move drawn among those within ``--selfplay-spread`` discs
+   of the best), since expert games of the standard game say nothing about the reversed one;
+2. leaves: for every position, an alpha-beta search of depth ``--leaf-depth`` over the learned
+   evaluation values the moves that leave the book (only those moves: the rest are valued by
+   the book itself);
+3. extension: where a search found a move better than every book move (in a position reached by
+   at least ``--extend-games`` games), the position after it joins the book and is searched in
+   turn, ``--extend`` rounds deep, so the book holds the engine's own improvements on the
+   experts' lines and does not send the engine out of book exactly where it matters;
+4. negamax: values are propagated from the leaves up (:func:`engine_server.search.book.negamax`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from engine_server.eval.weights import default_weights
+from engine_server.game import PASS, Color, Game, Position, Rules, parse_move, square_name
+from engine_server.game.bitboard import U1, U, legal_moves
+from engine_server.search import book as B
+from engine_server.search.alphabeta import SCALE as AB_SCALE
+from engine_server.search.alphabeta import AlphaBeta
+
+DEFAULT_WTHOR = Path(__file__).resolve().parents[2] / "shared" / "data" / "wthor"
+LEAF_TABLE_BITS = 16      # a small table, cleared before every leaf search (see _leaf_values)
+
+
+# --- positions ----------------------------------------------------------------------------------
+
+def count_positions(P: np.ndarray, O: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Canonical positions with the number of times each occurs."""
+    cP = np.empty_like(P)
+    cO = np.empty_like(O)
+    B.canonical_many(P, O, cP, cO)
+    keys = np.stack([cP, cO], 1)
+    uniq, counts = np.unique(keys, axis=0, return_counts=True)
+    return uniq[:, 0].copy(), uniq[:, 1].copy(), counts.astype(np.uint32)
+
+
+def wthor_positions(directory: Path, max_ply: int, games: int | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    from training.wthor import read_dir, replay
+
+    g = read_dir(directory)
+    if games is not None:
+        g = g.take(np.arange(min(games, len(g))))
+    pos, valid, _ = replay(g)
+    keep = (60 - pos.empties) <= max_ply
+    P, O, counts = count_positions(pos.P[keep], pos.O[keep])
+    return P, O, counts, int(valid.sum())
+
+
+def selfplay_positions(rules: int, games: int, max_ply: int, depth: int, spread: float,
+                       seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Positions of ``games`` games of the alpha-beta against itself for their first
+    ``max_ply`` plies, each move drawn among those within ``spread`` discs of the best."""
+    rng = random.Random(seed)
+    ab = AlphaBeta(default_weights(rules), 18)
+    Ps: list[int] = []
+    Os: list[int] = []
+    for _ in range(games):
+        pos = Position.start(Rules(rules))
+        for _ply in range(max_ply + 1):
+            if pos.is_game_over():
+                break
+            legal = pos.legal_moves()
+            if legal == [PASS]:
+                pos = pos.play(PASS)
+                continue
+            P, O = pos.bitboards()
+            Ps.append(int(P))
+            Os.append(int(O))
+            if _ply == max_ply:
+                break
+            r = ab.search(pos, max_depth=depth, analysis=True)
+            best = max(v[0] for v in r.moves.values())
+            pool = sorted(m for m, v in r.moves.items() if v[0] >= best - spread)
+            pos = pos.play(rng.choice(pool))
+    P_arr = np.array(Ps, np.uint64)
+    O_arr = np.array(Os, np.uint64)
+    cP, cO, counts = count_positions(P_arr, O_arr)
+    return cP, cO, counts, games
+
+
+# --- leaves -------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def leaving_moves(Ps, Os):
+    """Per position, the legal moves that lead out of the book (to a position it does not
+    hold, or to the end of the game)."""
+    out = np.zeros(Ps.shape[0], np.uint64)
+    for i in range(Ps.shape[0]):
+        moves = legal_moves(Ps[i], Os[i])
+        mask = U(0)
+        for sq in range(64):
+            if (moves >> U(sq)) & U1:
+                cP, cO, s = B.child_key(Ps[i], Os[i], sq)
+                if s == 0 or B.find(Ps, Os, cP, cO) < 0:
+                    mask |= U1 << U(sq)
+        out[i] = mask
+    return out
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _leaf_chunk(args: tuple[int, int, np.ndarray, np.ndarray, np.ndarray]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    rules, depth, P, O, masks = args
+    ab = _WORKER.get("ab")
+    if ab is None or _WORKER.get("rules") != rules:
+        ab = _WORKER["ab"] = AlphaBeta(default_weights(rules), LEAF_TABLE_BITS)
+        _WORKER["rules"] = rules
+    values = np.full(P.shape[0], B.LEAF_NONE, np.int16)
+    moves = np.full(P.shape[0], B.NO_MOVE, np.int8)
+    for i in range(P.shape[0]):
+        mask = int(masks[i])
+        if not mask:
+            continue
+        only = [sq for sq in range(64) if mask >> sq & 1]
+        # A search over some of the root's moves stores the root in the table as if it were
+        # the position's value; a clean table keeps that from reaching the next search.
+        ab.clear()
+        r = ab.search(Position(int(P[i]), int(O[i]), Color.BLACK, Rules(rules)),
+                      max_depth=depth, moves=only)
+        v = int(round(r.score * AB_SCALE)) * B.SCALE // AB_SCALE
+        values[i] = max(-64 * B.SCALE, min(64 * B.SCALE, v))
+        moves[i] = -1 if r.move is None else int(r.move)
+    return values, moves
+
+
+def leaf_values(P: np.ndarray, O: np.ndarray, masks: np.ndarray, rules: int, depth: int,
+                jobs: int, progress: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    n = P.shape[0]
+    chunk = 256
+    parts = [(rules, depth, P[s:s + chunk], O[s:s + chunk], masks[s:s + chunk])
+             for s in range(0, n, chunk)]
+    values = np.full(n, B.LEAF_NONE, np.int16)
+    moves = np.full(n, B.NO_MOVE, np.int8)
+    done = 0
+
+    def take(k: int, got: tuple[np.ndarray, np.ndarray]) -> None:
+        nonlocal done
+        s = k * chunk
+        values[s:s + got[0].shape[0]] = got[0]
+        moves[s:s + got[1].shape[0]] = got[1]
+        done += got[0].shape[0]
+        if progress is not None:
+            progress(done, n)
+
+    if jobs <= 1:
+        for k, part in enumerate(parts):
+            take(k, _leaf_chunk(part))
+    else:
+        with ProcessPoolExecutor(jobs) as ex:
+            for k, got in enumerate(ex.map(_leaf_chunk, parts)):
+                take(k, got)
+    return values, moves
+
+
+# --- the whole build ----------------------------------------------------------------------------
+
+def build(P: np.ndarray, O: np.ndarray, games: np.ndarray, rules: int, leaf_depth: int,
+          extend: int = 0, extend_games: int = 50, jobs: int = 1,
+          progress: Any = None) -> dict[str, np.ndarray]:
+    """Leaf searches, extension rounds and negamax over the given canonical positions."""
+    order = np.lexsort((O, P))
+    P, O, games = P[order], O[order], games[order]
+    masks = leaving_moves(P, O)
+    leaf, leaf_move = leaf_values(P, O, masks, rules, leaf_depth, jobs, progress)
+    deepen = games >= extend_games
+    for _round in range(extend):
+        value = B.negamax(P, O, leaf.astype(np.int64), B.disc_order(P, O))
+        new_P: list[int] = []
+        new_O: list[int] = []
+        for i in np.nonzero(deepen & (leaf_move >= 0))[0]:
+            # the search's move is the position's best: follow it into the book
+            if int(leaf[i]) < int(value[i]):
+                continue
+            cP, cO, s = B.child_key(P[i], O[i], int(leaf_move[i]))
+            if s != 0:
+                new_P.append(int(cP))
+                new_O.append(int(cO))
+        if not new_P:
+            break
+        added_P = np.array(new_P, np.uint64)
+        added_O = np.array(new_O, np.uint64)
+        keys = np.unique(np.stack([added_P, added_O], 1), axis=0)
+        old = {(int(a), int(b)) for a, b in zip(P, O)}
+        keys = np.array([k for k in keys if (int(k[0]), int(k[1])) not in old], np.uint64)
+        if keys.shape[0] == 0:
+            break
+        n_old = P.shape[0]
+        P = np.concatenate([P, keys[:, 0]])
+        O = np.concatenate([O, keys[:, 1]])
+        games = np.concatenate([games, np.zeros(keys.shape[0], np.uint32)])
+        leaf = np.concatenate([leaf, np.full(keys.shape[0], B.LEAF_NONE, np.int16)])
+        leaf_move = np.concatenate([leaf_move, np.full(keys.shape[0], B.NO_MOVE, np.int8)])
+        deepen = np.concatenate([np.zeros(n_old, np.bool_), np.ones(keys.shape[0], np.bool_)])
+        order = np.lexsort((O, P))
+        P, O, games, leaf, leaf_move, deepen = (a[order] for a in
+                                                (P, O, games, leaf, leaf_move, deepen))
+        new_masks = leaving_moves(P, O)
+        old_masks = np.zeros_like(new_masks)
+        old_index = np.argsort(order)   # where each entry of the previous arrays went
+        old_masks[old_index[:n_old]] = masks
+        redo = np.nonzero(new_masks != old_masks)[0]
+        masks = new_masks
+        v, m = leaf_values(P[redo], O[redo], masks[redo], rules, leaf_depth, jobs, progress)
+        leaf[redo] = v
+        leaf_move[redo] = m
+    value = B.negamax(P, O, leaf.astype(np.int64), B.disc_order(P, O))
+    return {"P": P, "O": O, "value": value.astype(np.int16), "leaf": leaf,
+            "leaf_move": leaf_move, "games": games}
+
+
+# --- show ---------------------------------------------------------------------------------------
+
+def parse_position(text: str, rules: Rules) -> Position:
+    """A move list from the start (``f5d6c3``, ``f5 d6 c3``) or a board: 64 squares of
+    ``X``/``O``/``-`` and the side to move (``X`` or ``O``)."""
+    compact = "".join(text.split())
+    squares = compact.replace("*", "X")
+    if len(squares) in (64, 65) and set(squares[:64]) <= set("XxOo-.") \
+            and not any(ch.isdigit() for ch in squares):
+        side = squares[64] if len(squares) == 65 else "X"
+        return Position.from_string(squares[:64].upper().replace(".", "-"), side.upper(), rules)
+    if len(compact) % 2:
+        raise ValueError(f"not a move list or a board: {text!r}")
+    moves = [parse_move(compact[i:i + 2]) for i in range(0, len(compact), 2)]
+    return Game.from_moves(moves, rules=rules).position
+
+
+def show(book: B.Book, position: Position) -> str:
+    lines = [str(position)]
+    v = book.entry_value(position)
+    i = book.index(position)
+    if i >= 0:
+        lines.append(f"in the book: value {v:+.2f} discs, {int(book.games[i])} games")
+    else:
+        lines.append("not in the book")
+    moves = book.moves(position)
+    if moves:
+        lines.append(f"{'move':<6}{'value':>8}{'games':>8}  line")
+        for m in moves:
+            line = "-".join(square_name(x) for x in book.line(position, m.move))
+            lines.append(f"{square_name(m.move):<6}{m.value:>+8.2f}{m.games:>8}  {line}")
+    leaf = book.leaf_of(position)
+    if leaf is not None:
+        lines.append(f"best move out of the book: {square_name(leaf[0])} {leaf[1]:+.2f} "
+                     f"(depth-{book.leaf_depth} search)")
+    choice = book.choose(position)
+    lines.append(f"book move: {square_name(choice.move)}" if choice is not None
+                 else "book move: none (the search decides)")
+    return "\n".join(lines)
+
+
+# --- command line -------------------------------------------------------------------------------
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="othello-book", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="build a book file")
+    b.add_argument("--rules", default="standard", choices=["standard", "reversed"])
+    b.add_argument("-o", "--out", type=Path, required=True)
+    b.add_argument("--wthor", type=Path, default=DEFAULT_WTHOR,
+                   help="directory of WTHOR .wtb files (standard rules)")
+    b.add_argument("--wthor-games", type=int, default=None,
+                   help="use only the first N WTHOR games (a quick build)")
+    b.add_argument("--selfplay-games", type=int, default=4000,
+                   help="self-play games (reversed rules: the only source)")
+    b.add_argument("--selfplay-depth", type=int, default=4)
+    b.add_argument("--selfplay-spread", type=float, default=2.0,
+                   help="discs: self-play draws among moves this close to the best")
+    b.add_argument("--max-ply", type=int, default=24)
+    b.add_argument("--min-games", type=int, default=4)
+    b.add_argument("--leaf-depth", type=int, default=8)
+    b.add_argument("--extend", type=int, default=2, help="extension rounds (plies)")
+    b.add_argument("--extend-games", type=int, default=50,
+                   help="extend positions reached by at least this many games")
+    b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    b.add_argument("--seed", type=int, default=1)
+    s = sub.add_parser("show", help="the book's moves for a position")
+    s.add_argument("position", nargs="+",
+                   help="moves from the start (f5d6c3) or 64 squares X/O/- and the side")
+    s.add_argument("--rules", default="standard", choices=["standard", "reversed"])
+    s.add_argument("--book", type=Path, default=None, help="book file (default: shipped)")
+    return p
+
+
+def _build(args: argparse.Namespace) -> int:
+    rules = int(Rules.parse(args.rules))
+    t0 = time.monotonic()
+    if rules == int(Rules.STANDARD):
+        P, O, counts, n_games = wthor_positions(args.wthor, args.max_ply, args.wthor_games)
+        source = f"WTHOR {args.wthor.name}: {n_games} games"
+    else:
+        P, O, counts, n_games = selfplay_positions(rules, args.selfplay_games, args.max_ply,
+                                                   args.selfplay_depth, args.selfplay_spread,
+                                                   args.seed)
+        source = (f"self-play: {n_games} games of ab depth {args.selfplay_depth}, moves "
+                  f"within {args.selfplay_spread} discs of the best, seed {args.seed}")
+    keep = counts >= args.min_games
+    print(f"{int(keep.sum())} positions of {P.shape[0]} reached by >= {args.min_games} games "
+          f"({time.monotonic() - t0:.0f} s)", file=sys.stderr)
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        if time.monotonic() - last[0] > 10 or done == total:
+            last[0] = time.monotonic()
+            print(f"  leaves {done}/{total} ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
+
+    arrays = build(P[keep], O[keep], counts[keep], rules, args.leaf_depth, args.extend,
+                   args.extend_games, args.jobs, progress)
+    meta = {"rules": rules, "source": source, "max_ply": args.max_ply,
+            "min_games": args.min_games, "leaf_depth": args.leaf_depth,
+            "extend": args.extend, "extend_games": args.extend_games, "seed": args.seed,
+            "added": int((arrays["games"] == 0).sum()),
+            "command": "othello-book " + " ".join(sys.argv[1:]),
+            "seconds": round(time.monotonic() - t0, 1)}
+    B.save(args.out, arrays, meta)
+    print(json.dumps(dict(meta, positions=int(arrays["P"].shape[0]),
+                          bytes=args.out.stat().st_size)), file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.cmd == "build":
+        return _build(args)
+    rules = Rules.parse(args.rules)
+    try:
+        book = B.load(args.book or B.default_path(int(rules)), int(rules))
+        position = parse_position(" ".join(args.position), rules)
+    except (B.BookError, ValueError) as e:
+        print(f"othello-book: {e}", file=sys.stderr)
+        return 2
+    print(show(book, position))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
