@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--window", type=int, default=1,
                    help="neighbouring stages whose positions each stage also fits")
     t.add_argument("--threads", type=int, default=2)
+    t.add_argument("--cluster", metavar="ADDRESS", default=None,
+                   help="play the self-play games on the workers of this Dask scheduler "
+                        "(tcp://HOST:8786), one task per 200 games; docs/match.md")
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--work", type=Path, default=Path("build/train"),
                    help="cache of data sets (resumable)")
@@ -99,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         w32 = None if weights is None else weights.astype("int32")
         parts.append(selfplay.dataset(spec, rules, args.selfplay, args.solve_empties,
                                       args.seed + 1000 * gen, cache, args.threads, log,
-                                      weights=w32))
+                                      weights=w32, cluster=args.cluster))
         sources.append(f"generation {gen}: {args.selfplay} self-play games of {spec} "
                        f"({len(parts[-1])} positions)")
         if gen < args.generations - 1:

@@ -125,10 +125,44 @@ def play_games(n_games, seed, W, rules, depth, random_plies, solve_empties, keys
     return k
 
 
+def _state() -> tuple:
+    """One thread's search tables and scratch arrays."""
+    return (np.zeros((1 << 18, 2), np.uint64), np.zeros(1 << 18, np.int64),
+            np.zeros(AB.CTL_SIZE, np.int64), new_table(18), new_control())
+
+
+def _chunk(st: tuple, s: int, e: int, seed: int, weights: np.ndarray, rules: int, depth: int,
+           random_plies: int, solve_empties: int) -> Dataset:
+    """Games ``s`` to ``e`` of a run; they depend on the seed and ``s`` only, not on the thread
+    or machine that plays them."""
+    keys, data, ctl, stt, sctl = st
+    n = e - s
+    cap = n * 64
+    P = np.zeros(cap, np.uint64)
+    O = np.zeros(cap, np.uint64)
+    em = np.zeros(cap, np.int64)
+    t = np.zeros(cap, np.int64)
+    g = np.zeros(cap, np.int64)
+    c = np.zeros(cap, np.bool_)
+    k = play_games(n, seed * 1_000_003 + s, weights, np.int64(rules), depth, random_plies,
+                   solve_empties, keys, data, ctl, stt, sctl, P, O, em, t, g, c, s)
+    return Dataset(P[:k], O[:k], em[:k].astype(np.int8), t[:k].astype(np.int8), g[:k])
+
+
+def _cluster_chunk(job: tuple, weights: np.ndarray) -> Dataset:
+    """A chunk as one Dask task (the job is ``(s, e, seed, rules, depth, random_plies,
+    solve_empties)``, the weights sent to each worker once); tables are allocated per task."""
+    s, e, seed, *rest = job
+    return _chunk(_state(), s, e, seed, weights, *rest)
+
+
 def dataset(agent_spec: str, rules: int, games: int, solve_empties: int, seed: int,
             cache: Path, threads: int = 2, log=print, weights: np.ndarray | None = None,
-            depth: int | None = None, random_plies: int | None = None) -> Dataset:
-    """``games`` self-play games as a labelled data set (cached in ``cache``)."""
+            depth: int | None = None, random_plies: int | None = None,
+            cluster: str | None = None, chunk: int = 200) -> Dataset:
+    """``games`` self-play games as a labelled data set (cached in ``cache``), played in chunks
+    of ``chunk`` games on ``threads`` threads or, with ``cluster``, as one task per chunk on the
+    workers of that Dask scheduler (each task carries the weight table)."""
     if cache.is_file():
         log(f"reusing {cache}")
         return Dataset.load(cache)
@@ -138,30 +172,28 @@ def dataset(agent_spec: str, rules: int, games: int, solve_empties: int, seed: i
     if weights is None:
         weights = np.zeros((N_STAGES, N_WEIGHTS), np.int32)
     done = [0]
-
-    def state():
-        return (np.zeros((1 << 18, 2), np.uint64), np.zeros(1 << 18, np.int64),
-                np.zeros(AB.CTL_SIZE, np.int64), new_table(18), new_control())
-
-    def work(st, s: int, e: int) -> Dataset:
-        keys, data, ctl, stt, sctl = st
-        n = e - s
-        cap = n * 64
-        P = np.zeros(cap, np.uint64)
-        O = np.zeros(cap, np.uint64)
-        em = np.zeros(cap, np.int64)
-        t = np.zeros(cap, np.int64)
-        g = np.zeros(cap, np.int64)
-        c = np.zeros(cap, np.bool_)
-        k = play_games(n, seed * 1_000_003 + s, weights, np.int64(rules), depth, random_plies,
-                       solve_empties, keys, data, ctl, stt, sctl, P, O, em, t, g, c, s)
-        return Dataset(P[:k], O[:k], em[:k].astype(np.int8), t[:k].astype(np.int8), g[:k])
+    args = (seed, weights, rules, depth, random_plies, solve_empties)
+    small = (rules, depth, random_plies, solve_empties)  # what a cluster task carries
 
     def progress(count: int) -> None:
         done[0] += count
         log(f"self-play: {done[0]}/{games} games")
 
-    parts = run_chunks(games, 200, threads, state, work, progress)
+    if cluster is not None:
+        from clients.match.cluster import run_cluster
+
+        parts: dict[int, Dataset] = {}
+        jobs = [(s, (s, min(games, s + chunk), seed, *small)) for s in range(0, games, chunk)]
+
+        def finish(s: int, d: Dataset) -> None:
+            parts[s] = d
+            progress(min(games, s + chunk) - s)
+
+        run_cluster(jobs, cluster, finish, lambda _: False, work=_cluster_chunk,
+                    shared=weights)
+    else:
+        parts = run_chunks(games, chunk, threads, _state,
+                           lambda st, s, e: _chunk(st, s, e, *args), progress)
     d = Dataset(*(np.concatenate([getattr(parts[s], k) for s in sorted(parts)])
                   for k in ("P", "O", "empties", "target", "game")))
     d.save(cache)

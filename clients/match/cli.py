@@ -1,7 +1,8 @@
 """``othello-match``: a referee and tournament runner for any engines, and the seeds' experiments.
 
     othello-match PLAYER PLAYER [PLAYER...] [--games N] [--move-time S] [--clock MAIN/INC] ...
-    othello-match reproduce seed000|seed002|seed004 [--games N] [--out DIR] ...
+    othello-match reproduce seed000|seed001|seed002|seed004 [--games N] [--out DIR] ...
+    othello-match cluster [--workers N] [--port 8786]    # a local Dask cluster for --cluster
 
 The results table goes to stdout; the progress bar and logs go to stderr.
 """
@@ -15,6 +16,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine_server.log import configure_logging
 
@@ -23,6 +25,9 @@ from .elo import Sprt
 from .players import KINDS, TimeControl
 from .results import format_table
 from .tournament import run_match
+
+if TYPE_CHECKING:  # Dask is an optional extra, imported only for --cluster
+    from .cluster import ClusterOptions
 
 EPILOG = """\
 players: agent:SPEC (in-process, e.g. agent:uct:c=1), gtp:COMMAND, nboard:COMMAND (engine
@@ -99,9 +104,70 @@ def _match_parser() -> argparse.ArgumentParser:
                    help="play at most K more games in this run (resume later)")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
+    c = p.add_argument_group("Dask cluster (the cluster extra; docs/match.md)")
+    c.add_argument("--cluster", metavar="ADDRESS",
+                   help="play the games on the workers of this Dask scheduler (tcp://HOST:8786, "
+                        "tls://HOST:8786), one task per game; --concurrency is then ignored")
+    _tls_args(c)
     p.add_argument("--log-level", default="warning",
                    choices=["debug", "info", "warning", "error"])
     return p
+
+
+def _tls_args(g: argparse._ArgumentGroup) -> None:
+    g.add_argument("--tls-ca-file", metavar="PEM", help="CA certificate(s) the peers must be "
+                   "signed by (with --tls-cert and --tls-key: TLS only, mutual)")
+    g.add_argument("--tls-cert", metavar="PEM", help="this side's certificate")
+    g.add_argument("--tls-key", metavar="PEM", help="this side's private key")
+
+
+def _cluster_options(args: argparse.Namespace, address: str) -> ClusterOptions:
+    try:
+        from .cluster import ClusterOptions
+    except ImportError as e:
+        raise MatchError(f"--cluster needs Dask: pip install '.[cluster]' ({e})") from None
+    opts = ClusterOptions(address, args.tls_ca_file, args.tls_cert, args.tls_key)
+    opts.security()  # incomplete TLS settings fail here, before any game
+    return opts
+
+
+def cluster_main(argv: list[str]) -> int:
+    """``othello-match cluster``: a scheduler and single-threaded workers on this machine until
+    Ctrl-C or SIGTERM, for trying ``--cluster`` (other machines join with ``dask worker``)."""
+    p = argparse.ArgumentParser(prog="othello-match cluster", description=cluster_main.__doc__)
+    p.add_argument("--workers", type=_positive(int), default=os.cpu_count() or 1,
+                   help="worker processes, one thread each (default: number of cores)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default loopback; another one is reachable by "
+                        "anyone who can reach it: use TLS, docs/match.md)")
+    p.add_argument("--port", type=int, default=8786, help="scheduler port (0: any free one)")
+    p.add_argument("--dashboard", metavar="ADDRESS",
+                   help="serve Dask's dashboard here (e.g. 127.0.0.1:8787; needs bokeh)")
+    p.add_argument("--log-level", default="warning",
+                   choices=["debug", "info", "warning", "error"])
+    _tls_args(p.add_argument_group("TLS"))
+    args = p.parse_args(argv)
+    configure_logging(args.log_level)
+    _install_sigterm()
+    try:
+        from .cluster import start_local
+
+        opts = _cluster_options(args, "")
+        cluster = start_local(args.workers, args.host, args.port, args.dashboard, opts)
+    except (MatchError, ImportError) as e:
+        sys.stderr.write(f"othello-match cluster: {e}\n")
+        return 2
+    address = cluster.scheduler_address
+    print(f"scheduler {address}, {args.workers} worker(s) with one thread each", flush=True)
+    print(f"play on it: othello-match PLAYER PLAYER ... --cluster {address}", flush=True)
+    try:
+        while True:
+            signal.pause()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cluster.close()
+    return 0
 
 
 def default_out(config: MatchConfig) -> Path:
@@ -122,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         from .reproduce import main as reproduce_main
 
         return reproduce_main(args_list[1:])
+    if args_list and args_list[0] == "cluster":
+        return cluster_main(args_list[1:])
     parser = _match_parser()
     args = parser.parse_args(args_list)
     configure_logging(args.log_level)
@@ -140,13 +208,15 @@ def main(argv: list[str] | None = None) -> int:
         config.specs()
         from . import openings as O
 
-        O.load(args.openings)
+        O.load(args.openings, args.rules)
+        cluster = _cluster_options(args, args.cluster) if args.cluster else None
     except (MatchError, ValueError, OSError) as e:
         parser.error(str(e))
     _install_sigterm()
     try:
         results = run_match(config, concurrency=args.concurrency, max_games=args.max_games,
-                            progress=not args.no_progress, plots=not args.no_plots)
+                            progress=not args.no_progress, plots=not args.no_plots,
+                            cluster=cluster)
     except KeyboardInterrupt:
         sys.stderr.write(f"\ninterrupted; run the same command again to resume "
                          f"({config.out / 'journal.jsonl'})\n")

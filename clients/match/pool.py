@@ -206,7 +206,7 @@ def run_pool(queue: list[tuple[Owner, Any]], workers: int,
                 finish(owner, outcome)
             if died or refused:
                 restarts += 1
-                log.error("worker_died", restarts=restarts, games=[_key(t) for _, t in lost])
+                log.error("worker_died", restarts=restarts, games=[task_key(t) for _, t in lost])
                 todo.extendleft(reversed(lost))  # lost games first, in their order
                 if restarts > MAX_RESTARTS:
                     raise MatchError("worker processes keep dying; see the log")
@@ -218,7 +218,8 @@ def run_pool(queue: list[tuple[Owner, Any]], workers: int,
         raise
 
 
-def _key(task: Any) -> str:
+def task_key(task: Any) -> str:
+    """The game key of a task (a GameTask's ``key``; any other job prints itself)."""
     return str(getattr(task, "key", task))
 
 

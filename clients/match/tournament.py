@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from engine_server.log import get_logger
 
@@ -32,6 +33,9 @@ from .record import GameFailure, GameRecord, SideStats
 from .referee import GameTask, close_process_players
 from .results import format_table, summarize, tally, write_results
 from .schedule import labels, pairings, schedule
+
+if TYPE_CHECKING:  # Dask is an optional extra: the cluster module is imported only when asked
+    from .cluster import ClusterOptions
 
 __all__ = [
     "FORMATS", "GameFailure", "GameRecord", "GameTask", "Journal", "MatchConfig", "MatchError",
@@ -61,9 +65,11 @@ class _Match:
 
 def run_matches(configs: list[MatchConfig], concurrency: int | None = None,
                 max_games: int | None = None, progress: bool = True,
-                plots: bool = True) -> list[dict]:
+                plots: bool = True, cluster: ClusterOptions | str | None = None) -> list[dict]:
     """Play every scheduled game not yet in the journals (at most ``max_games`` of them in this
-    run), ``concurrency`` at a time, then write each match's results.  Returns the results."""
+    run), ``concurrency`` at a time, or on the Dask cluster ``cluster`` (a scheduler address or
+    :class:`.cluster.ClusterOptions`; ``concurrency`` is then the cluster's), then write each
+    match's results.  Returns the results."""
     matches: list[_Match] = []
     for config in configs:
         journal = prepare_dir(config)
@@ -106,9 +112,13 @@ def run_matches(configs: list[MatchConfig], concurrency: int | None = None,
         return bool(m.stopped)
 
     workers = max(1, concurrency or os.cpu_count() or 1)
-    serial = workers == 1 or len(queue) <= 1
+    serial = cluster is None and (workers == 1 or len(queue) <= 1)
     try:
-        if serial:
+        if cluster is not None:
+            from .cluster import run_cluster
+
+            run_cluster(queue, cluster, finish, skip)
+        elif serial:
             run_serial(queue, finish, skip)
         else:
             run_pool(queue, workers, finish, skip)
@@ -127,5 +137,5 @@ def run_matches(configs: list[MatchConfig], concurrency: int | None = None,
 
 def run_match(config: MatchConfig, concurrency: int | None = None,
               max_games: int | None = None, progress: bool = True,
-              plots: bool = True) -> dict:
-    return run_matches([config], concurrency, max_games, progress, plots)[0]
+              plots: bool = True, cluster: ClusterOptions | str | None = None) -> dict:
+    return run_matches([config], concurrency, max_games, progress, plots, cluster)[0]

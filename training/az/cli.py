@@ -63,6 +63,7 @@ def add_parser(sub: Any) -> None:
     m.add_argument("--log", type=Path, default=None,
                    help="game results, one JSON line each (a rerun skips the games there)")
     m.add_argument("--json", type=Path, default=None, help="write the result here")
+    _cluster_arg(m)
 
     lp = azs.add_parser("loop", help="the AlphaGo Zero loop: self-play, train, gate")
     _net_args(lp)
@@ -94,6 +95,14 @@ def add_parser(sub: Any) -> None:
     lp.add_argument("--out", type=Path, default=None, help="ONNX of the final best network")
     lp.add_argument("--plot", type=Path, default=None,
                     help="loss and Elo plots (.png) and generations (.json) with this stem")
+    _cluster_arg(lp)
+
+
+def _cluster_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", metavar="ADDRESS", default=None,
+                   help="play the games on the workers of this Dask scheduler (tcp://HOST:8786; "
+                        "--workers is then ignored; the work directory must be shared with the "
+                        "workers at the same path); docs/match.md")
 
 
 def _net_args(p: argparse.ArgumentParser) -> None:
@@ -236,7 +245,8 @@ def match(args: argparse.Namespace, argv: list[str] | None) -> int:
     from . import selfplay
 
     res = selfplay.match(args.a, args.b, args.games, args.iterations, args.rules, args.workers,
-                         args.seed, args.log, f"{args.a.name} vs {args.b.name}")
+                         args.seed, args.log, f"{args.a.name} vs {args.b.name}",
+                         cluster=args.cluster)
     res = {"command": command_line(argv), "a": str(args.a), "b": str(args.b), **res}
     print(json.dumps(res))
     if args.json is not None:

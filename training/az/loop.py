@@ -57,8 +57,9 @@ class Loop:
                  sp: selfplay.SelfPlayConfig, games_per_gen: int, gate_games: int,
                  gate_iterations: int, threshold: float, buffer_gens: int, workers: int,
                  steps_per_gen: int, init: Path | None = None, command: str = "",
-                 wthor: Path | None = None) -> None:
+                 wthor: Path | None = None, cluster: str | None = None) -> None:
         self.work = Path(work)
+        self.cluster = cluster  # a Dask scheduler for self-play and gate games (None: local)
         self.steps_per_gen = steps_per_gen
         self.wthor = wthor
         self._wthor_rows: tuple[data.Samples, np.ndarray] | None = None
@@ -137,7 +138,7 @@ class Loop:
                              f"games, {time.monotonic() - t0:.0f} s ")
             sys.stderr.flush()
 
-        selfplay.run_tasks(tasks, self.workers, finished)
+        selfplay.run_tasks(tasks, self.workers, finished, self.cluster)
         sys.stderr.write("\n")
         return [selfplay.load_game(d / f"game{i}.npz") for i in range(self.games_per_gen)]
 
@@ -158,7 +159,7 @@ class Loop:
         res = selfplay.match(cand, best, self.gate_games, self.gate_iterations, self.sp.rules,
                              self.workers, self.train_cfg.seed,
                              self.work / "gates" / f"gen{gen}.jsonl",
-                             f"generation {gen} gate", self.sp.memory_mib)
+                             f"generation {gen} gate", self.sp.memory_mib, self.cluster)
         score, accepted = selfplay.gate_decision(res["wins"], res["draws"], res["losses"],
                                                  self.threshold)
         return {"wins": res["wins"], "draws": res["draws"], "losses": res["losses"],
@@ -234,7 +235,7 @@ def main(args: argparse.Namespace, command: str) -> int:
     loop = Loop(args.work, net_config(args), tc, sp, args.games_per_gen, args.gate_games,
                 args.gate_iterations or args.iterations, args.gate_threshold, args.buffer_gens,
                 args.workers, args.steps, args.init, command,
-                None if args.no_wthor_eval else args.wthor)
+                None if args.no_wthor_eval else args.wthor, args.cluster)
     args.work.mkdir(parents=True, exist_ok=True)
     (args.work / "command.txt").write_text(command + "\n")
     loop.run(args.generations)

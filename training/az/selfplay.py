@@ -12,8 +12,10 @@ from balanced 6-ply openings (clients/match/openings.txt), each opening played w
 colours, so two deterministic players still play different games.
 
 Games run in worker processes (``multiprocessing`` spawn, so numba and ONNX Runtime start clean
-in each); a game's outcome depends only on its seed, so the games a killed run had finished are
-kept and the rest are played again identically.
+in each), or with ``cluster`` on the workers of a Dask scheduler (one task per game, through
+clients/match/cluster.py; the networks are read there by absolute path, so the work directory
+must be on a file system the workers share); a game's outcome depends only on its seed, so the
+games a killed run had finished are kept and the rest are played again identically.
 """
 
 from __future__ import annotations
@@ -152,7 +154,7 @@ def play_gate_game(cand: str | Path, best: str | Path, opening: tuple[int, ...],
 
 def match(a: str | Path, b: str | Path, games: int, iterations: int, rules: str = "standard",
           workers: int = 2, seed: int = 1, log_path: Path | None = None, label: str = "match",
-          memory_mib: int = 64) -> dict[str, Any]:
+          memory_mib: int = 64, cluster: str | None = None) -> dict[str, Any]:
     """``a`` against ``b``: game ``i`` starts from balanced opening ``i // 2`` with ``a`` Black
     when ``i`` is even.  Results are appended to ``log_path`` as they come, and the games it
     already holds are not played again.  Returns a's wins, draws, losses, score and Elo."""
@@ -182,7 +184,7 @@ def match(a: str | Path, b: str | Path, games: int, iterations: int, rules: str 
         sys.stderr.write(f"\r{label}: {len(rows)}/{games} games, {time.monotonic() - t0:.0f} s ")
         sys.stderr.flush()
 
-    run_tasks(tasks, workers, finished)
+    run_tasks(tasks, workers, finished, cluster)
     sys.stderr.write("\n")
     scores = [rows[i]["score"] for i in range(games)]
     w = sum(1 for x in scores if x == 1.0)
@@ -218,11 +220,18 @@ def _run_task(task: tuple[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_tasks(tasks: list[tuple[str, dict[str, Any]]], workers: int,
-              on_done: Callable[[dict[str, Any]], None]) -> None:
-    """Run games in up to ``MAX_WORKERS`` spawned processes; ``on_done`` sees each result as it
-    arrives (in the parent, so it may write files)."""
+              on_done: Callable[[dict[str, Any]], None], cluster: str | None = None) -> None:
+    """Run games in up to ``MAX_WORKERS`` spawned processes, or on every worker of the Dask
+    scheduler at ``cluster``; ``on_done`` sees each result as it arrives (in the parent, so it
+    may write files)."""
     workers = max(1, min(workers, MAX_WORKERS, len(tasks)))
     if not tasks:
+        return
+    if cluster is not None:
+        from clients.match.cluster import run_cluster
+
+        run_cluster([(None, _absolute(t)) for t in tasks], cluster,
+                    lambda _, out: on_done(out), lambda _: False, work=_run_task)
         return
     if workers == 1:
         for t in tasks:
@@ -232,6 +241,16 @@ def run_tasks(tasks: list[tuple[str, dict[str, Any]]], workers: int,
     with ctx.Pool(workers, initializer=_init_worker) as pool:
         for res in pool.imap_unordered(_run_task, tasks):
             on_done(res)
+
+
+def _absolute(task: tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """The task with its network paths absolute: a worker's directory is not ours."""
+    kind, kw = task
+    if kind == "selfplay":
+        return kind, {**kw, "net": str(Path(kw["net"]).resolve())}
+    args = {**kw["args"], "cand": str(Path(kw["args"]["cand"]).resolve()),
+            "best": str(Path(kw["args"]["best"]).resolve())}
+    return kind, {**kw, "args": args}
 
 
 def _init_worker() -> None:
