@@ -343,3 +343,15 @@ def test_reversed_books_come_from_seeded_self_play():
     assert i and int(counts[i[0]]) == 6
     arrays = TB.build(P, O_, counts, rules=1, leaf_depth=1)
     assert arrays["value"].shape == P.shape
+
+
+def test_best_opens_from_the_shipped_book_under_standard_rules_only_unless_told():
+    standard = make_agent("best:depth=2").search(Position.start(), Limits(time=5))
+    assert standard.stopped_by == "book"
+    auto = make_agent("best:depth=2").search(Position.start("reversed"), Limits(time=5))
+    assert auto.stopped_by != "book"
+    forced = make_agent("best:depth=2,book=on").search(Position.start("reversed"),
+                                                       Limits(time=5))
+    assert forced.stopped_by == "book"
+    assert make_agent("uct:iterations=10").search(Position.start(), Limits()).stopped_by \
+        != "book"

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine_server.game import PASS, Position
+from engine_server.game import PASS, Position, Rules
 from engine_server.search import book as B
 from engine_server.search.limits import Limits, MoveStat, ProgressCallback, SearchResult
 
@@ -24,7 +24,8 @@ from .base import Agent, AgentSpecError, Param
 def book_params(default: str) -> tuple[Param, ...]:
     return (
         Param("book", str, default, "opening book: on (the shipped book of the rules, or "
-              "book_file) or off", choices=("on", "off")),
+              "book_file), auto (the shipped standard book only: the reversed one lost its "
+              "match, docs/book.md) or off", choices=("auto", "on", "off")),
         Param("book_file", str, "", "book file made by othello-book build (default: the "
               "shipped book)"),
         Param("book_depth", int, 60, "use the book for the first N plies of a game",
@@ -45,6 +46,7 @@ class BookAgent(Agent):
     def __init__(self, inner: Agent, spec: str, params: dict[str, Any]):
         super().__init__(spec, params)
         self.inner = inner
+        self.mode = str(params["book"])
         self.depth = int(params["book_depth"])
         self.spread = float(params["book_random"])
         self._rng = random.Random(params.get("seed", 1))
@@ -59,6 +61,8 @@ class BookAgent(Agent):
     def book(self, rules: int) -> B.Book | None:
         if self._file is not None:
             return self._file if self._file.rules == int(rules) else None
+        if self.mode == "auto" and int(rules) != int(Rules.STANDARD):
+            return None
         return B.shipped(int(rules))
 
     def book_moves(self, position: Position) -> list[B.BookMove]:

@@ -17,12 +17,13 @@ from .seed000 import MINMAX, SHALLOW, UCB1
 from .uct import UCT
 
 DEFAULT_AGENT = "best"
-# Agents that open from the book unless told book=off: the default agent (a 200-game match,
-# docs/book.md).  The seed agents keep their papers' behaviour.
-BOOK_ON = ("best",)
+# Agents that open from the book unless told book=off: the default agent, under standard rules
+# (book=auto: the reversed book lost its match, docs/book.md).  The seed agents keep their
+# papers' behaviour.
+BOOK_AUTO = ("best",)
 
 AGENTS: dict[str, AgentInfo] = {
-    a.name: replace(a, params=a.params + book_params("on" if a.name in BOOK_ON else "off"))
+    a.name: replace(a, params=a.params + book_params("auto" if a.name in BOOK_AUTO else "off"))
     for a in (RANDOM, PSEUDO_RANDOM, SHALLOW, MINMAX, UCB1, UCT, OCBA, DK, PUCT, MCTS, AB,
               BEST)}
 # For judges that forbid threads or count CPU time per process (CS303, Botzone).
@@ -64,7 +65,7 @@ def make_agent(spec: str, **overrides: Any) -> Agent:
         params[k] = v
     agent = info.factory(spec, params)
     agent.name = info.name
-    if params["book"] == "on":
+    if params["book"] != "off":
         agent = BookAgent(agent, spec, params)
         agent.name = info.name
     return agent
