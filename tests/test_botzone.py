@@ -301,3 +301,88 @@ def test_bot_state_in_process_bare_requests_new_games_and_failed_input():
     assert bot.time_limit == bz.DEFAULT_TIME_LIMIT and bot.game.moves == [ours, reply]
     bot.take(bz.parse_input(json.dumps(envelope([ours], Color.WHITE, time_limit=3)), lambda: ""))
     assert bot.me == Color.WHITE and bot.game.moves == [ours] and bot.time_limit == 3.0
+
+
+# --- the engine-free package (othello-botzone pack) ---------------------------------------------
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    from tests.standalone_harness import numpy_only_env
+
+    root = tmp_path_factory.mktemp("botzone-pack")
+    assert bz.main(["pack", "--agent", "best", "-o", str(root / "bot.zip")]) == 0
+    assert bz.main(["pack", "--no-keep-running", "-o", str(root / "once.zip")]) == 0
+    (root / "np").mkdir()
+    return root, numpy_only_env(root / "np", os.environ)
+
+
+def test_pack_zip_holds_one_main_that_needs_only_numpy(packed):
+    import ast
+    import zipfile
+
+    from clients.cs303.export import problems
+
+    root, env = packed
+    with zipfile.ZipFile(root / "bot.zip") as z:
+        assert z.namelist() == ["__main__.py"]
+        text = z.read("__main__.py").decode()
+    ast.parse(text, feature_version=(3, 7))
+    assert problems(text) == []
+    probe = subprocess.run([sys.executable, "-S", "-c", "import engine_server"], env=env,
+                           cwd=root, capture_output=True, text=True)
+    assert probe.returncode != 0        # the bare interpreter cannot reach this project
+
+
+def test_pack_plays_a_full_game_keep_running_in_a_bare_interpreter(packed):
+    root, env = packed
+    rng = random.Random(11)
+    proc = subprocess.Popen([sys.executable, "-S", str(root / "bot.zip")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=root)
+    game = Game(Position.start())        # standard rules, as Botzone plays
+    me = Color.WHITE
+    first = game.position.legal_moves()[0]
+    game.play(first)
+    proc.stdin.write(json.dumps({"requests": [xy(first)], "responses": [],
+                                 "time_limit": 0.25}) + "\n")
+    proc.stdin.flush()
+    answers = 0
+    try:
+        while not game.is_over():
+            assert game.position.side == me
+            line = proc.stdout.readline()
+            assert proc.stdout.readline().strip() == bz.KEEP_RUNNING
+            resp = json.loads(line)["response"]
+            move = square_from_botzone(resp["x"], resp["y"])
+            assert move in game.position.legal_moves(), (resp, game.position)
+            game.play(move)
+            answers += 1
+            if game.is_over():
+                break
+            theirs = rng.choice(game.position.legal_moves())   # PASS when we must pass them
+            game.play(theirs)
+            proc.stdin.write(json.dumps(xy(theirs) if theirs != PASS else
+                                        {"x": -1, "y": -1}) + "\n")
+            proc.stdin.flush()
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+    assert answers >= 25
+
+
+def test_pack_answers_a_simplified_turn_and_exits_without_keep_running(packed):
+    root, env = packed
+    # white's first turn after black's d3 (x=3, y=2): the three legal replies are c3, e3, c5
+    out = subprocess.run([sys.executable, "-S", str(root / "once.zip")], input="1\n3 2\n",
+                         capture_output=True, text=True, env=env, cwd=root, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split("\n")
+    x, y = (int(v) for v in lines[0].split())
+    assert (x, y) in {(2, 2), (4, 2), (2, 4)}
+    assert bz.KEEP_RUNNING not in out.stdout
+
+
+def test_pack_refuses_agents_it_cannot_export(tmp_path, capsys):
+    assert bz.main(["pack", "--agent", "uct", "-o", str(tmp_path / "b.zip")]) == 2
+    assert "cannot be exported" in capsys.readouterr().err
+    assert not (tmp_path / "b.zip").exists()

@@ -19,6 +19,9 @@ a bare request after the game's end starts a new game).  The search tree is kept
 The budget of a move is the input's ``time_limit`` less a margin of 20% (at least 0.2 s),
 counted from the process start for the first turn (Botzone bills the imports) and from the
 arrival of the request afterwards.  stdout carries the protocol only; logs go to stderr.
+
+``othello-botzone pack --agent SPEC -o bot.zip`` writes a zip that Botzone's Python runs with
+numpy alone (:mod:`clients.botzone.pack`).
 """
 
 from __future__ import annotations
@@ -331,6 +334,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["pack"]:
+        # `othello-botzone pack ...`: build the engine-free zip instead of playing
+        from clients.botzone.pack import main as pack_main
+
+        return pack_main(argv[1:])
     args = _parser().parse_args(argv)
     configure_logging(args.log_level, args.log_file)
     for name, value in (("--time", args.time), ("--iterations", args.iterations),

@@ -2,7 +2,10 @@
 
 ``othello-cs303 check FILE.py`` runs the local usability check (see :mod:`.checker`) and exits 0
 when every check passes, 1 otherwise, 2 on bad arguments.  ``othello-cs303 player`` prints the
-path of the ready-made player file that uses this engine.
+path of the ready-made player file that uses this engine (local play only: it needs the engine).
+``othello-cs303 export --agent SPEC -o player.py`` writes the uploadable one: a single file with
+numpy as its only dependency (see :mod:`.export`); exit 0, or 2 when the agent cannot be
+exported.
 """
 
 from __future__ import annotations
@@ -37,6 +40,20 @@ def _parser() -> argparse.ArgumentParser:
                    help="course case file for white (testcases_white.txt)")
     c.add_argument("--quiet", action="store_true", help="print only the final report")
     sub.add_parser("player", help="print the path of the ready-made player file")
+    e = sub.add_parser("export", help="write a self-contained player file to upload (numpy "
+                                      "only, Python 3.7)")
+    e.add_argument("--agent", default="best",
+                   help="agent spec of the alpha-beta family: ab or best, with depth=, "
+                        "root_solve= (exact from N empties), weights= (default: best)")
+    e.add_argument("-o", "--output", type=Path, required=True, metavar="FILE",
+                   help="the .py file to write (the course wants it named after your id)")
+    e.add_argument("--rules", default="reversed", choices=["reversed", "standard"],
+                   help="rules and weights (default reversed, as the course plays)")
+    e.add_argument("--share", type=float, default=0.9, metavar="FRACTION",
+                   help="internal deadline as a share of time_out (default 0.9: 4.5 s of 5)")
+    e.add_argument("--weight-step", type=int, default=8, choices=[1, 2, 4, 8, 16, 32],
+                   help="weights rounded to this many 1/64 disc (default 8; larger: smaller "
+                        "file, coarser evaluation)")
     return p
 
 
@@ -46,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "player":
         print(Path(__file__).resolve().with_name("player.py"))
         return 0
+    if args.command == "export":
+        return _export(args)
     if not args.time_out > 0:
         print("othello-cs303: --time-out must be > 0", file=sys.stderr)
         return 2
@@ -70,6 +89,28 @@ def main(argv: list[str] | None = None) -> int:
                        echo=echo)
     print(report.render())
     return 0 if report.ok else 1
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .export import ExportError, _solve_text, parse_agent, write_cs303
+
+    if not 0.1 <= args.share < 1.0:
+        print("othello-cs303: --share must be in [0.1, 1)", file=sys.stderr)
+        return 2
+    try:
+        settings = parse_agent(args.agent, args.rules)
+        settings.share = args.share
+        settings.step = args.weight_step
+        size = write_cs303(settings, args.output)
+    except (ExportError, OSError) as e:
+        print(f"othello-cs303: {e}", file=sys.stderr)
+        return 2
+    for note in settings.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"wrote {args.output} ({size / 1e6:.2f} MB, {args.rules} rules, depth cap "
+          f"{settings.depth}, exact from {_solve_text(settings)}); check it with: "
+          f"othello-cs303 check {args.output} --game")
+    return 0
 
 
 if __name__ == "__main__":
