@@ -162,6 +162,18 @@ def pick_heuristic(P, O, moves, rules, rng):
     return chosen
 
 
+@njit(cache=True, inline="always")
+def pick_move(P, O, moves, policy, bad, rules, table, rng):
+    """One move (a bit of ``moves``) of a rollout policy; ``bad`` from bad_squares_of."""
+    if policy == RANDOM:
+        return _pick_uniform(moves, rng)
+    if policy == PSEUDO or policy == PSEUDO_X:
+        return pick_pseudo(moves, bad, rng)
+    if policy == TABLE:
+        return pick_table(moves, table, rng)
+    return pick_heuristic(P, O, moves, rules, rng)
+
+
 @njit(cache=True)
 def rollout(P, O, policy, rules, table, rng):
     """Play to the end with ``policy``; returns the final ``(mine, theirs)`` of the starting
@@ -176,14 +188,7 @@ def rollout(P, O, policy, rules, table, rng):
             P, O = O, P
             flipped = not flipped
             continue
-        if policy == RANDOM:
-            m = _pick_uniform(moves, rng)
-        elif policy == PSEUDO or policy == PSEUDO_X:
-            m = pick_pseudo(moves, bad, rng)
-        elif policy == TABLE:
-            m = pick_table(moves, table, rng)
-        else:
-            m = pick_heuristic(P, O, moves, rules, rng)
+        m = pick_move(P, O, moves, policy, bad, rules, table, rng)
         f = flips(P, O, m)
         P, O = O ^ f, P ^ f ^ m
         flipped = not flipped
@@ -198,14 +203,7 @@ def choose_move(P, O, policy, rules, table, rng):
     moves = legal_moves(P, O)
     if moves == U0:
         return 64 if legal_moves(O, P) != U0 else -1
-    if policy == RANDOM:
-        m = _pick_uniform(moves, rng)
-    elif policy == PSEUDO or policy == PSEUDO_X:
-        m = pick_pseudo(moves, bad_squares_of(policy, rules), rng)
-    elif policy == TABLE:
-        m = pick_table(moves, table, rng)
-    else:
-        m = pick_heuristic(P, O, moves, rules, rng)
+    m = pick_move(P, O, moves, policy, bad_squares_of(policy, rules), rules, table, rng)
     return popcount(m - U1)
 
 
@@ -246,14 +244,8 @@ def policy_games(P, O, black, white, rules, games, table, rng):
                 black_to_move = not black_to_move
                 continue
             pol = black if black_to_move else white
-            if pol == RANDOM:
-                m = _pick_uniform(moves, rng)
-            elif pol == PSEUDO or pol == PSEUDO_X:
-                m = pick_pseudo(moves, bad_b if black_to_move else bad_w, rng)
-            elif pol == TABLE:
-                m = pick_table(moves, table, rng)
-            else:
-                m = pick_heuristic(me, op, moves, rules, rng)
+            m = pick_move(me, op, moves, pol, bad_b if black_to_move else bad_w, rules, table,
+                          rng)
             f = flips(me, op, m)
             me, op = op ^ f, me ^ f ^ m
             black_to_move = not black_to_move
