@@ -163,23 +163,27 @@ def replay_kernel(moves, P_out, O_out, black_out, move_out, game_out, empt_out, 
 
 @dataclass(frozen=True)
 class Positions:
-    """Positions (side to move's view) with the game they come from."""
+    """Positions (side to move's view) with the game they come from and the move played there
+    (64: a forced pass, with ``pass_samples``)."""
 
     P: np.ndarray
     O: np.ndarray
     black: np.ndarray      # black to move
     game: np.ndarray
     empties: np.ndarray
+    move: np.ndarray
 
     def __len__(self) -> int:
         return int(self.P.shape[0])
 
 
-def replay(games: Games) -> tuple[Positions, np.ndarray, np.ndarray]:
+def replay(games: Games, pass_samples: bool = False, empties_to_winner: bool = True
+           ) -> tuple[Positions, np.ndarray, np.ndarray]:
     """All positions of ``games``; also per game whether it replayed legally and black's final
-    margin on the board (127 when the game stopped before its end)."""
+    margin on the board (127 when the game stopped before its end).  The flags are those of
+    :func:`replay_kernel`."""
     n = len(games)
-    cap = n * 60
+    cap = n * 64          # 60 moves and the passes between them
     P = np.zeros(cap, np.uint64)
     O = np.zeros(cap, np.uint64)
     black = np.zeros(cap, np.bool_)
@@ -188,5 +192,6 @@ def replay(games: Games) -> tuple[Positions, np.ndarray, np.ndarray]:
     final = np.zeros(n, np.int64)
     valid = np.ones(n, np.bool_)
     move = np.zeros(cap, np.int64)
-    k = replay_kernel(games.moves, P, O, black, move, game, empt, final, valid, False, True)
-    return Positions(P[:k], O[:k], black[:k], game[:k], empt[:k]), valid, final
+    k = replay_kernel(games.moves.astype(np.int64), P, O, black, move, game, empt, final, valid,
+                      pass_samples, empties_to_winner)
+    return Positions(P[:k], O[:k], black[:k], game[:k], empt[:k], move[:k]), valid, final

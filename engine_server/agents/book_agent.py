@@ -99,11 +99,13 @@ class BookAgent(Agent):
         book = self.book(int(position.rules))
         if book is None:
             return None
-        choice = book.choose(position, self.spread, self._rng if self.spread > 0 else None)
+        moves = book.moves(position)
+        choice = book.choose(position, self.spread, self._rng if self.spread > 0 else None,
+                             moves)
         if choice is None:
             return None
         stats = []
-        for m in book.moves(position):
+        for m in moves:
             st = MoveStat(m.move, m.games, max(-1.0, min(1.0, m.value / 64.0)),
                           margin=m.value)
             st.extra["book"] = m.games

@@ -452,14 +452,19 @@ class WebHandler:
         self.players = dict(wanted)
         self._sessions = sessions
 
-    @commands("new")
-    def cmd_new(self, q: Request) -> list[Message]:
-        """A new game: ``black``/``white`` ("human" or an agent), ``time``, ``rules``."""
+    def _wanted_players(self, q: Request) -> dict[Color, str | None]:
+        """The players after this request: ``black``/``white`` where it names them."""
         wanted = dict(self.players)
         for c in (Color.BLACK, Color.WHITE):
             key = _color_name(c)
             if key in q.msg:
                 wanted[c] = self._player(q.msg[key], key)
+        return wanted
+
+    @commands("new")
+    def cmd_new(self, q: Request) -> list[Message]:
+        """A new game: ``black``/``white`` ("human" or an agent), ``time``, ``rules``."""
+        wanted = self._wanted_players(q)
         t = self._time(q)
         rules_text = q.text("rules")
         try:
@@ -480,11 +485,7 @@ class WebHandler:
     @commands("set")
     def cmd_set(self, q: Request) -> list[Message]:
         """Change ``black``/``white`` or ``time`` in the middle of a game."""
-        wanted = dict(self.players)
-        for c in (Color.BLACK, Color.WHITE):
-            key = _color_name(c)
-            if key in q.msg:
-                wanted[c] = self._player(q.msg[key], key)
+        wanted = self._wanted_players(q)
         t = self._time(q)
         if wanted != self.players:
             self._apply_players(wanted)

@@ -242,11 +242,14 @@ class Book:
         return _inverse_move(int(self.leaf_move[i]), int(k)), float(self.leaf[i]) / SCALE
 
     def choose(self, position: Position, spread: float = 0.0,
-               rng: random.Random | None = None) -> BookMove | None:
+               rng: random.Random | None = None,
+               moves: list[BookMove] | None = None) -> BookMove | None:
         """The book's move: one of the book moves within ``spread`` discs of the best (drawn by
         ``rng``; the best without one), or None when the position is not in the book or its
-        best move leaves the book (then the search should decide)."""
-        moves = self.moves(position)
+        best move leaves the book (then the search should decide).  ``moves``: the position's
+        ``moves()``, when the caller has them already."""
+        if moves is None:
+            moves = self.moves(position)
         if not moves:
             return None
         i = self.index(position)

@@ -123,18 +123,9 @@ def one_hot(move: np.ndarray) -> np.ndarray:
 def from_games(games: wthor.Games) -> tuple[Samples, dict[str, int]]:
     """Samples of the complete, legal games of ``games`` (game ids = indices in ``games``)."""
     n = len(games)
-    cap = n * 64
-    P = np.zeros(cap, np.uint64)
-    O = np.zeros(cap, np.uint64)
-    black = np.zeros(cap, np.bool_)
-    move = np.zeros(cap, np.int8)
-    game = np.zeros(cap, np.int64)
-    empt = np.zeros(cap, np.int8)
-    final = np.zeros(n, np.int64)
-    valid = np.ones(n, np.bool_)
-    k = wthor.replay_kernel(games.moves.astype(np.int64), P, O, black, move, game, empt, final,
-                            valid, True, False)
-    P, O, black, move, game, empt = P[:k], O[:k], black[:k], move[:k], game[:k], empt[:k]
+    pos, valid, final = wthor.replay(games, pass_samples=True, empties_to_winner=False)
+    P, O, black, game = pos.P, pos.O, pos.black, pos.game
+    move, empt = pos.move.astype(np.int8), pos.empties.astype(np.int8)
     done = valid & (final != 127)
     keep = done[game]
     result_black = np.sign(final[game]).astype(np.float32)
