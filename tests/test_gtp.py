@@ -132,8 +132,67 @@ def test_final_score_and_rules_extension(gtp):
     assert gtp.send("othello-rules") == ["= reversed", ""]
     assert gtp.send("othello-rules chess")[0].startswith("? unknown rules")
     gtp.send("play black f5")
-    # 4 black, 1 white, 59 empties: under reversed rules white is ahead.
-    assert gtp.send("final_score") == ["= W+62", ""]
+    # Mid-game, too far from the end to solve: the disc difference as it stands (4 black,
+    # 1 white: under reversed rules white leads by 3); no empty square goes to anyone.
+    assert gtp.send("final_score") == ["= W+3", ""]
+
+
+SHORT_GAME = ["d3", "c3", "b3", "d2", "e1", "d6", "d7", "e3", "f4"]  # over after 9 moves
+
+
+def test_final_score_mid_game_is_the_board_as_it_stands(gtp):
+    gtp.send("clear_board", "play black f5", "play white d6", "play black c3", "play white d3",
+             "play black c4")
+    b, w = gtp.session.position.discs()
+    assert (b, w) == (6, 3) and gtp.session.position.empties > 24
+    assert gtp.send("final_score") == ["= B+3", ""]
+
+
+def test_a_finished_game_answers_pass_for_both_colours_and_shows_the_result(gtp):
+    gtp.send("clear_board")
+    colour = "black"
+    for mv in SHORT_GAME:
+        assert gtp.send(f"play {colour} {mv}") == ["= ", ""]
+        colour = "white" if colour == "black" else "black"
+    pos = gtp.session.position
+    assert pos.is_game_over()
+    assert gtp.send("genmove black") == ["= pass", ""]
+    assert gtp.send("genmove white") == ["= pass", ""]
+    assert gtp.send("reg_genmove white") == ["= pass", ""]
+    assert gtp.send("play white pass") == ["= ", ""]  # the other engine's pass, echoed
+    assert gtp.send("play black c4") == ["? illegal move", ""]
+    assert gtp.session.game.moves == [parse_move(m) for m in SHORT_GAME]  # nothing played
+    board = gtp.send("showboard")
+    assert "game over" in board[-2] and "to move" not in board[-2]
+    expect = pos.black_score()
+    assert gtp.send("final_score") == [f"= B+{expect}" if expect > 0 else f"= W+{-expect}", ""]
+
+
+def test_two_engines_play_to_the_end_in_a_plain_twogtp_loop():
+    """What gogui-twogtp does: ask the side to move, tell the other, stop after two passes."""
+    engines = {"black": Harness("gtp", agent="ab:depth=1"),
+               "white": Harness("gtp", agent="uct:iterations=50")}
+    try:
+        for e in engines.values():
+            assert e.send("clear_board") == ["= ", ""]
+        colour, passes, plies = "black", 0, 0
+        while passes < 2:
+            other = "white" if colour == "black" else "black"
+            out = engines[colour].send(f"genmove {colour}")
+            assert out[0].startswith("= ") and out[-1] == "", out
+            move = out[0][2:]
+            assert engines[other].send(f"play {colour} {move}") == ["= ", ""]
+            passes = passes + 1 if move == "pass" else 0
+            colour, plies = other, plies + 1
+            assert plies < 130
+        a, b = engines["black"].session.game, engines["white"].session.game
+        assert a.is_over() and a.position == b.position
+        scores = {e.send("final_score")[0] for e in engines.values()}
+        s = a.result().black_score
+        assert scores == {f"= B+{s}" if s > 0 else f"= W+{-s}" if s < 0 else "= 0"}
+    finally:
+        for e in engines.values():
+            e.close()
 
 
 def test_agent_extension_reports_errors_and_keeps_state(gtp):

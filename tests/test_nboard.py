@@ -142,6 +142,15 @@ def test_bad_input_is_reported_and_changes_nothing(nb):
     assert nb.send("ping 3") == ["pong 3"]
 
 
+def test_a_depth_out_of_range_is_clamped_and_said(nb):
+    for asked, used in (("-1", 1), ("0", 1), ("99999999999999999999", 60), ("61", 60)):
+        out = nb.send(f"set depth {asked}")
+        assert out[0] == f"status depth {asked} is outside 1..60; using {used}", out
+        assert out[1].startswith("set myname ") and nb.handler.depth == used
+    assert nb.send("set depth 20") == [nb.send("set depth 20")[0]]  # in range: no status
+    assert nb.send("set depth x") == ["status bad depth 'x'"] and nb.handler.depth == 20
+
+
 def test_reversed_rules_from_ty_flag(nb):
     nb.send(f"set game (;GM[Othello]PC[t]PB[a]PW[b]RE[?]TI[0]TY[8a]BO[{S}];)")
     assert nb.session.rules.name == "REVERSED"

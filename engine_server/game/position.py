@@ -198,6 +198,12 @@ class Position:
         s = self.black_score()
         return Color.BLACK if s > 0 else Color.WHITE if s < 0 else None
 
+    def disc_difference(self) -> int:
+        """Black's lead in discs as the board stands, under the rules (reversed: fewer discs
+        lead); unlike :meth:`black_score` no empty square is given to anyone."""
+        b, w = self.discs()
+        return b - w if self.rules == Rules.STANDARD else w - b
+
     def __str__(self) -> str:
         rows = ["  a b c d e f g h"]
         legal = self.legal_mask
@@ -209,8 +215,13 @@ class Position:
                              else "." if legal >> i & 1 else "-")
             rows.append(f"{r + 1} " + " ".join(cells))
         b, w = self.discs()
-        rows.append(f"X={b} O={w}, {self.side} ({'X' if self.side == Color.BLACK else 'O'}) "
-                    f"to move, {self.rules} rules")
+        if self.is_game_over():
+            s = self.black_score()
+            who = "draw" if s == 0 else f"{'black' if s > 0 else 'white'} wins by {abs(s)}"
+            rows.append(f"X={b} O={w}, game over: {who}, {self.rules} rules")
+        else:
+            rows.append(f"X={b} O={w}, {self.side} ({'X' if self.side == Color.BLACK else 'O'}) "
+                        f"to move, {self.rules} rules")
         return "\n".join(rows)
 
 

@@ -21,7 +21,6 @@ from engine_server.game import (
     Position,
     parse_move,
 )
-from engine_server.game import bitboard as bb
 from engine_server.game.notation import finite_float
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
@@ -242,6 +241,10 @@ class GtpHandler:
         except NotationError:
             raise GtpError("invalid vertex") from None
         pos = self.session.position
+        if move == PASS and pos.is_game_over():
+            # The echo of the other engine's end-of-game pass (twogtp loops play both passes):
+            # accepted, and nothing is recorded after the last disc.
+            return ""
         if pos.side != color:
             if not pos.must_pass():
                 raise GtpError("illegal move")
@@ -276,16 +279,16 @@ class GtpHandler:
 
     @commands("final_score")
     def cmd_final_score(self, c: Call) -> str | Reply:
-        """The result with perfect play from here when the solver can tell (every endgame up to
-        ``SCORE_EMPTIES`` that it finishes in time), else the score if the game stopped now."""
+        """The result of a finished game; mid-game the result with perfect play when the solver
+        can tell (every endgame up to ``SCORE_EMPTIES`` that it finishes in time), else the disc
+        difference as it stands (empty squares to nobody, unlike a finished game)."""
         pos = self.session.position
         seconds = min(self.session.options.move_time or SCORE_SECONDS, SCORE_SECONDS)
         margin = self.session.perfect_score(seconds)
         if margin is not None:
             score = margin if pos.side == Color.BLACK else -margin
         else:
-            b, w = pos.discs()
-            score = int(bb.disc_score(b, w, int(pos.rules)))
+            score = pos.disc_difference()
         if score > 0:
             return f"B+{score}"
         if score < 0:
@@ -371,12 +374,13 @@ class GtpHandler:
         tokens = list(args)
         color = _color(tokens.pop(0))
         pos = self.session.position
-        if pos.side != color and not pos.must_pass():
-            raise GtpError("wrong color")
         if pos.is_game_over():
+            # Either colour: twogtp-style controllers ask both sides until two passes follow.
             if analyze:
                 return self._stream_pass(cid)
             return "pass"
+        if pos.side != color and not pos.must_pass():
+            raise GtpError("wrong color")
         n_before = len(self.session.game.moves)
         # The other side must pass first (Quarry never sends passes): a reg_genmove inserts the
         # pass only for its search and takes it back below.

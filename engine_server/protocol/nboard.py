@@ -95,10 +95,13 @@ class NBoardHandler:
         value = value.strip()
         if var == "depth":
             try:
-                self.depth = max(1, min(60, int(value)))
+                asked = int(value)
             except ValueError:
                 self._status(f"bad depth {value!r}")
                 return
+            self.depth = max(1, min(60, asked))
+            if self.depth != asked:
+                self._status(f"depth {asked} is outside 1..60; using {self.depth}")
             self._apply_level()
             self.out.write(f"set myname {self.session.options.name}")
         elif var == "game":
