@@ -14,16 +14,29 @@ if TYPE_CHECKING:
     from .session import EngineOptions
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(web: bool = False) -> argparse.ArgumentParser:
+    """The engine's options; ``web`` gives ``othello-web``'s usage (a HOST:PORT argument in
+    place of ``--web``)."""
     from .agents import DEFAULT_AGENT
 
-    p = argparse.ArgumentParser(
-        prog="othello-engine",
-        description="Othello engine speaking NBoard v2 or GTP v2 on stdin/stdout. The first "
-                    "command picks the protocol unless --protocol says it. Logs go to stderr "
-                    "(or --log-file); stdout carries protocol lines only.")
+    if web:
+        p = argparse.ArgumentParser(
+            prog="othello-web",
+            description="Serve the page where anyone plays the engine in a browser (docs/web.md)"
+                        "; the same as othello-engine --web HOST:PORT. Each tab is a session "
+                        "with the configuration's [remote] limits.")
+        p.add_argument("web", nargs="?", default="", metavar="HOST:PORT",
+                       help="address to serve (default: the [web] table's, 127.0.0.1:8000; "
+                            "port 0: any free port)")
+    else:
+        p = argparse.ArgumentParser(
+            prog="othello-engine",
+            description="Othello engine speaking NBoard v2 or GTP v2 on stdin/stdout. The "
+                        "first command picks the protocol unless --protocol says it. Logs go to "
+                        "stderr (or --log-file); stdout carries protocol lines only.")
     # Options that the configuration file can also set default to None here: a flag given
     # overrides the file, a flag not given leaves the file's value (config.py).
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--config", metavar="PATH",
                    help="configuration file (TOML; default $OTHELLO_ENGINE_CONFIG, else "
                         "~/.config/othello-engine/config.toml when it exists)")
@@ -34,8 +47,6 @@ def _parser() -> argparse.ArgumentParser:
                         f"{DEFAULT_AGENT}); see --list-agents")
     p.add_argument("--list-agents", action="store_true",
                    help="list presets and agents (parameters, defaults, source seeds), exit")
-    p.add_argument("--protocol", default=None, choices=["auto", "nboard", "gtp"],
-                   help="auto: 'nboard', 'ping' or 'set ...' first means NBoard, else GTP")
     p.add_argument("--rules", default=None, choices=["standard", "reversed"],
                    help="reversed: fewer discs win (GGF TY[..a] also selects it per game)")
     p.add_argument("--move-time", type=float, default=None, metavar="SECONDS",
@@ -46,29 +57,37 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default=None, help="engine name (one word)")
     p.add_argument("--no-warmup", action="store_true", default=None,
                    help="do not load/compile the search kernels in the background at start")
-    p.add_argument("--precompile", action="store_true",
-                   help="load or compile every agent's numba kernels into the cache, then exit")
-    p.add_argument("--selfplay", action="store_true",
-                   help="play one game against itself, print it, and exit")
-    z = p.add_argument_group("ZeroMQ server")
-    z.add_argument("--zmq", metavar="ENDPOINT",
-                   help="also serve over ZeroMQ, e.g. tcp://127.0.0.1:5555 or ipc:///tmp/oth")
-    z.add_argument("--no-stdio", action="store_true", default=None, help="serve ZeroMQ only")
-    z.add_argument("--max-sessions", type=int, default=None,
-                   help="clients served at once (default 16)")
-    z.add_argument("--idle-timeout", type=float, default=None,
-                   help="seconds without a message before a session is freed (default 1800)")
-    z.add_argument("--curve-key", metavar="FILE",
-                   help="server secret key file (zmq.auth format) to require CURVE")
-    z.add_argument("--allowed-clients", metavar="DIR",
-                   help="directory of allowed client public key files (with --curve-key)")
-    z.add_argument("--insecure", action="store_true", default=None,
-                   help="allow a non-loopback bind without CURVE (logs a warning)")
-    z.add_argument("--gen-keys", nargs=2, metavar=("DIR", "NAME"),
-                   help="create a CURVE key pair DIR/NAME.key and DIR/NAME.key_secret, exit")
-    p.add_argument("--web", nargs="?", const="", metavar="HOST:PORT",
-                   help="serve the web page instead of stdin (docs/web.md); without a value, "
-                        "or with a part left out, the [web] table's (127.0.0.1:8000)")
+    if web:
+        # stdin and ZeroMQ options do not apply to the page; their values stay unset
+        p.set_defaults(protocol=None, precompile=False, selfplay=False, zmq=None,
+                       no_stdio=None, max_sessions=None, idle_timeout=None, curve_key=None,
+                       allowed_clients=None, insecure=None, gen_keys=None)
+    else:
+        p.add_argument("--protocol", default=None, choices=["auto", "nboard", "gtp"],
+                       help="auto: 'nboard', 'ping' or 'set ...' first means NBoard, else GTP")
+        p.add_argument("--precompile", action="store_true",
+                       help="load or compile every agent's numba kernels into the cache, then exit")
+        p.add_argument("--selfplay", action="store_true",
+                       help="play one game against itself, print it, and exit")
+        z = p.add_argument_group("ZeroMQ server")
+        z.add_argument("--zmq", metavar="ENDPOINT",
+                       help="also serve over ZeroMQ, e.g. tcp://127.0.0.1:5555 or ipc:///tmp/oth")
+        z.add_argument("--no-stdio", action="store_true", default=None, help="serve ZeroMQ only")
+        z.add_argument("--max-sessions", type=int, default=None,
+                       help="clients served at once (default 16)")
+        z.add_argument("--idle-timeout", type=float, default=None,
+                       help="seconds without a message before a session is freed (default 1800)")
+        z.add_argument("--curve-key", metavar="FILE",
+                       help="server secret key file (zmq.auth format) to require CURVE")
+        z.add_argument("--allowed-clients", metavar="DIR",
+                       help="directory of allowed client public key files (with --curve-key)")
+        z.add_argument("--insecure", action="store_true", default=None,
+                       help="allow a non-loopback bind without CURVE (logs a warning)")
+        z.add_argument("--gen-keys", nargs=2, metavar=("DIR", "NAME"),
+                       help="create a CURVE key pair DIR/NAME.key and DIR/NAME.key_secret, exit")
+        p.add_argument("--web", nargs="?", const="", metavar="HOST:PORT",
+                       help="serve the web page instead of stdin (docs/web.md); without a "
+                            "value, or with a part left out, the [web] table's (127.0.0.1:8000)")
     p.add_argument("--log-level", default=None,
                    choices=["debug", "info", "warning", "error", "critical"])
     p.add_argument("--log-file", default=None, help="append logs (JSON lines) to this file")
@@ -167,10 +186,15 @@ def _list_agents(cfg: Config) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def web_main(argv: list[str] | None = None) -> int:
+    """``othello-web [HOST:PORT] [options]``: the engine's page."""
+    return main(argv, web=True)
+
+
+def main(argv: list[str] | None = None, web: bool = False) -> int:
     from .config import ConfigError, dumps
 
-    args = _parser().parse_args(argv)
+    args = _parser(web).parse_args(argv)
     try:
         cfg = effective_config(args)
     except ConfigError as e:

@@ -40,3 +40,30 @@ def test_bench_perft_and_search_print_json_lines():
     obj = json.loads(r.stdout)
     assert obj["iterations_per_s"] > 0 and obj["playouts_per_s"] > 0
     assert obj["max_overrun_s"] < 0.05
+
+
+def test_othello_web_help_shows_its_address_and_only_the_options_that_apply(capsys):
+    import pytest
+
+    from engine_server.cli import web_main
+
+    with pytest.raises(SystemExit) as e:
+        web_main(["--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and out.startswith("usage: othello-web ")
+    assert "HOST:PORT" in out and "--agent" in out and "--config" in out
+    options = out.split("options:")[1]
+    for engine_only in ("--zmq", "--protocol", "--selfplay", "--gen-keys", "--web "):
+        assert engine_only not in options
+
+
+def test_version_flag(capsys):
+    import pytest
+
+    from engine_server import __version__
+    from engine_server.cli import main, web_main
+
+    for entry, prog in ((main, "othello-engine"), (web_main, "othello-web")):
+        with pytest.raises(SystemExit) as e:
+            entry(["--version"])
+        assert e.value.code == 0 and capsys.readouterr().out == f"{prog} {__version__}\n"

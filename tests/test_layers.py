@@ -90,6 +90,90 @@ def violations(root: pathlib.Path, packages: tuple[str, ...] = PACKAGES) -> list
     return out
 
 
+def import_graph(root: pathlib.Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
+    """Module -> the project modules it imports, function-level imports included.
+    ``from pkg import sub`` is an edge to ``pkg.sub`` alone when ``sub`` is a module (running the
+    package's ``__init__`` on the way is not a dependency on its contents)."""
+    paths = {module_name(p, root): p for pkg in packages for p in (root / pkg).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - node.level + 1]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                subs = [f"{source}.{a.name}" for a in node.names]
+                targets = [t for t in subs if t in paths]
+                if len(targets) < len(subs):
+                    targets.append(source)
+            else:
+                continue
+            for t in targets:
+                while t and t not in paths:  # import a.b.c where only a.b is ours: a.b
+                    t = t.rpartition(".")[0]
+                if t and t != module:
+                    edges.add(t)
+        graph[module] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles: strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles_between_modules_even_inside_functions():
+    assert cycles(import_graph(ROOT)) == []
+
+
+def test_a_cycle_through_a_function_level_import_is_found(tmp_path):
+    (tmp_path / "clients" / "sub").mkdir(parents=True)
+    (tmp_path / "clients" / "__init__.py").write_text("")
+    (tmp_path / "clients" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "clients" / "cli.py").write_text("def main():\n    from .sub import web\n")
+    (tmp_path / "clients" / "sub" / "web.py").write_text(
+        "def main():\n    from clients.cli import main as m\n    return m()\n")
+    (tmp_path / "clients" / "ok.py").write_text("from . import sub\nfrom .sub import web\n")
+    assert cycles(import_graph(tmp_path, ("clients",))) == [["clients.cli", "clients.sub.web"]]
+
+
 def test_the_project_imports_downward_only():
     assert violations(ROOT) == []
 

@@ -17,13 +17,21 @@ from pathlib import Path
 
 import pytest
 
+from clients.engine_client import PipeChannel
 from clients.match import elo as E
 from clients.match import openings as O
 from clients.match import pool as P
 from clients.match.cli import main as cli_main
 from clients.match.cli import parse_clock
 from clients.match.journal import Journal
-from clients.match.players import PlayerSpec, TimeControl
+from clients.match.players import (
+    PlayerSpec,
+    PlayerTimeout,
+    TimeControl,
+    Turn,
+    make_player,
+    nboard_clock,
+)
 from clients.match.record import GameRecord
 from clients.match.referee import GameTask, PlayerCache, play_game
 from clients.match.tournament import (
@@ -302,6 +310,83 @@ def test_gtp_nboard_and_zmq_engines_take_part(tmp_path):
                     if e is not None and (r["black"].startswith("nboard:") == (i % 2 == 0))]
     assert nboard_evals, "NBoard moves carry the engine's eval"
     assert res["players"][0]["losses"] >= 4  # random play loses to the searching engines
+
+
+def test_nboard_clock_carries_a_per_move_limit_and_a_game_clock():
+    items = [ggf.MoveItem(parse_move("f5")), ggf.MoveItem(parse_move("d6"), 1.5, 0.12)]
+    ti, sent = nboard_clock(TimeControl(move_time=0.3), items)
+    # M now and M after each move, every earlier move charged M: the mover's clock reads M.
+    assert ti == "0.3/0.3" and [i.time for i in sent] == [0.3, 0.3]
+    assert [(i.move, i.eval) for i in sent] == [(i.move, i.eval) for i in items]
+    ti, sent = nboard_clock(TimeControl(move_time=5.0), items)
+    assert ti == "00:05/00:05"
+    ti, sent = nboard_clock(TimeControl(clock=90.0, increment=2.0), items)
+    assert ti == "01:30/00:02" and sent == items
+    assert nboard_clock(TimeControl(clock=60.0), items)[0] == "01:00"
+    assert nboard_clock(TimeControl(), items) == ("0", items)
+    # What our engine makes of it: exactly the per-move limit, less its lag buffer.
+    from engine_server.protocol.nboard import NBoardHandler
+    from engine_server.search.timeman import TimeManager
+
+    rec = ggf.GgfRecord(start=Position.start(), moves=nboard_clock(TimeControl(move_time=2.0),
+                                                                 items)[1],
+                        tags={"TI": nboard_clock(TimeControl(move_time=2.0), items)[0]})
+    parsed = ggf.parse(rec.to_text())
+    h = NBoardHandler.__new__(NBoardHandler)
+    h.tc, h.times = parsed.time_control(), [m.time for m in parsed.moves]
+    h.session = type("S", (), {"game": parsed.game()})()
+    clock = h._clock(parsed.game().position.side)
+    assert clock is not None and clock.left == pytest.approx(2.0)
+    budget = TimeManager().budget(clock, 58, None)
+    assert budget == pytest.approx(2.0 - TimeManager().lag_buffer)
+
+
+def test_nboard_engines_play_a_per_move_limit_from_the_ggf_clock(tmp_path):
+    log = tmp_path / "to_engine.txt"
+    engine = f"{PY} -m engine_server --no-warmup"
+    tee = f"sh -c 'tee -a {log} | {engine} --agent best:threads=1'"
+    players = [f"best=nboard:{tee}", f"mcts=nboard:{engine} --agent mcts:threads=1"]
+    config = _config(tmp_path, players, games=2, openings="start",
+                     tc=TimeControl(move_time=0.3, grace=1.0))
+    run_match(config, concurrency=1, progress=False, plots=False)
+    recs = _journal(config)
+    assert len(recs) == 2
+    assert all(r["reason"] == "normal" for r in recs), [r["detail"] for r in recs]
+    assert all(len(_replay(r).moves) >= 58 for r in recs)
+    games = [l for l in log.read_text().splitlines() if l.startswith("set game ")]
+    assert games and all("TI[0.3/0.3]" in l for l in games)
+    last = ggf.parse(games[-1][len("set game "):])
+    assert last.moves and all(m.time == 0.3 for m in last.moves)
+
+
+SLOW_NBOARD = textwrap.dedent('''\
+    # An NBoard engine that ignores the clock: every go takes 30 s.
+    import sys, time
+    for line in sys.stdin:
+        word = line.split()[0] if line.split() else ""
+        if word == "ping":
+            print("pong " + line.split()[1], flush=True)
+        elif word == "go":
+            time.sleep(30)
+            print("=== F5", flush=True)
+        elif word == "quit":
+            break
+    ''')
+
+
+def test_an_nboard_engine_that_ignores_the_clock_is_told_what_to_set(tmp_path):
+    script = tmp_path / "slow_nboard.py"
+    script.write_text(SLOW_NBOARD)
+    spec = PlayerSpec.parse(f"deep=nboard:{PY} {script}")
+    player = make_player(spec, TimeControl(move_time=0.1, grace=0.2))
+    try:
+        player.channel = PipeChannel.spawn([PY, str(script)])  # no handshake: straight to go
+        game = Game()
+        with pytest.raises(PlayerTimeout) as e:
+            player.genmove(Turn(game, game.position.side, None, [], 0.3))
+    finally:
+        player.kill()
+    assert "TI[0.1/0.1]" in str(e.value) and "--nboard-depth" in str(e.value)
 
 
 FAKE_GTP = textwrap.dedent('''\

@@ -44,7 +44,8 @@ from engine_server.search import book as B
 from engine_server.search.alphabeta import SCALE as AB_SCALE
 from engine_server.search.alphabeta import AlphaBeta
 
-DEFAULT_WTHOR = Path(__file__).resolve().parents[2] / "shared" / "data" / "wthor"
+from .wthor import DEFAULT_WTHOR
+
 LEAF_TABLE_BITS = 16      # a small table, cleared before every leaf search (see _leaf_values)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from engine_server.game import Rules
 
-DEFAULT_WTHOR = Path(__file__).resolve().parents[2] / "shared" / "data" / "wthor"
+from .wthor import DEFAULT_WTHOR
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -25,6 +25,10 @@ from engine_server.game.bitboard import (
     popcount,
 )
 
+# The WTHOR database beside the checkout (../shared/data/wthor), where the training commands look
+# unless --wthor says otherwise.
+DEFAULT_WTHOR = Path(__file__).resolve().parents[2] / "shared" / "data" / "wthor"
+
 HEADER = 16
 RECORD = 68
 

@@ -150,21 +150,28 @@ class Reply:
 
 
 def ggf_clock(tc: TimeControl, grace: bool = True) -> str:
-    """The GGF ``TI`` value of a time control: ``mm:ss`` fields, or plain seconds where a field
-    has a fraction (GGF readers take both; ``mm:ss`` alone would round 0.5 s away)."""
+    """The GGF ``TI`` value of a time control's game clock (``0``: none)."""
     if tc.clock is None:
         return "0"
+    return ggf.TimeControl(tc.clock, tc.increment, tc.grace).text(grace)
 
-    def field(x: float) -> str:
-        if x == int(x):
-            s = int(x)
-            return f"{s // 60:02d}:{s % 60:02d}"
-        return f"{x:g}"
 
-    parts = [field(tc.clock), field(tc.increment)]
-    if grace:
-        parts.append(field(tc.grace))
-    return "/".join(parts)
+def nboard_clock(tc: TimeControl, items: list[ggf.MoveItem]) -> tuple[str, list[ggf.MoveItem]]:
+    """What an NBoard engine is told of the time control: the ``TI`` value and the move items
+    of the ``set game`` record, from which it works out its clock as the NBoard GUI's engines
+    do (``TI`` less the times of its own moves, plus the increment after each).
+
+    A game clock goes as it is, with the real times.  GGF has no per-move limit, so a limit of
+    M seconds goes as the Fischer clock ``TI[M/M]`` (M now, M more after each move) with every
+    earlier move charged its full M, since unused time does not carry over: the mover's clock
+    always reads M, the time it has for this move."""
+    if tc.clock is not None:
+        return ggf_clock(tc, grace=False), list(items)
+    if tc.move_time is not None:
+        m = tc.move_time
+        return (ggf.TimeControl(m, m).text(grace=False),
+                [ggf.MoveItem(i.move, i.eval, m) for i in items])
+    return "0", list(items)
 
 
 def _fmt(x: float) -> str:
@@ -489,28 +496,35 @@ class NBoardPlayer(Player):
                 self._send(f"set depth {self.tc.nboard_depth}")
             self._sync(SETUP_TIMEOUT)
             # A dry-run search from the start position, for the reason given in _GtpBase.
-            start = ggf.GgfRecord(start=Position.start(), tags={"TI": self._ti()})
+            ti, _ = nboard_clock(self.tc, [])
+            start = ggf.GgfRecord(start=Position.start(), tags={"TI": ti})
             self._send(f"set game {start.to_text()}")
             self._sync(SETUP_TIMEOUT)
             self._send("go")
             self._read_until(lambda l: l.startswith("=== "), SETUP_TIMEOUT, "=== move")
 
     def genmove(self, turn: Turn) -> Reply:
-        rec = ggf.GgfRecord(start=turn.game.start, moves=list(turn.items),
-                            tags={"PB": "black", "PW": "white", "TI": self._ti()})
+        ti, items = nboard_clock(self.tc, turn.items)
+        rec = ggf.GgfRecord(start=turn.game.start, moves=items,
+                            tags={"PB": "black", "PW": "white", "TI": ti})
         self._send(f"set game {rec.to_text()}")
         self._sync(COMMAND_TIMEOUT)
         self._send("go")
-        line = self._read_until(lambda l: l.startswith("=== "), turn.wait or 1e9, "=== move")
+        try:
+            line = self._read_until(lambda l: l.startswith("=== "), turn.wait or 1e9,
+                                    "=== move")
+        except PlayerTimeout as e:
+            raise PlayerTimeout(
+                f"{e} (the engine was sent TI[{ti}]; an NBoard engine learns the time control "
+                "only from the GGF clock: one that ignores it needs a depth it finishes in time, "
+                "--nboard-depth N, or a limit of its own, e.g. this engine's --move-time)"
+            ) from None
         body = "/".join(line[4:].split())
         try:
             item = ggf.parse_move_item(body)
         except ggf.GgfError as e:
             raise PlayerProtocolError(f"bad move line {line!r}: {e}") from None
         return Reply(item.move, item.eval)
-
-    def _ti(self) -> str:
-        return ggf_clock(self.tc, grace=False)
 
     def close(self) -> None:
         _quit(self.channel)

@@ -79,8 +79,12 @@ class TimeControl:
     increment: float = 0.0
     grace: float = 120.0
 
-    def text(self) -> str:
-        return f"{_fmt_clock(self.main)}/{_fmt_clock(self.increment)}/{_fmt_clock(self.grace)}"
+    def text(self, grace: bool = True) -> str:
+        """The ``TI`` value; without ``grace`` readers assume their default (120 s)."""
+        parts = [self.main, self.increment] + ([self.grace] if grace else [])
+        if not grace and self.increment == 0:
+            parts = parts[:1]
+        return "/".join(format_clock(x) for x in parts)
 
 
 def parse_clock(value: str) -> float:
@@ -106,9 +110,13 @@ def parse_clock(value: str) -> float:
     return days * 86400 + secs
 
 
-def _fmt_clock(seconds: float) -> str:
-    s = int(round(seconds))
-    return f"{s // 60:02d}:{s % 60:02d}"
+def format_clock(seconds: float) -> str:
+    """``mm:ss`` for whole seconds, else plain seconds (``0.3``): readers take both, and
+    ``mm:ss`` alone would round a fraction away."""
+    if seconds == int(seconds):
+        s = int(seconds)
+        return f"{s // 60:02d}:{s % 60:02d}"
+    return f"{seconds:g}"
 
 
 def parse_time_control(value: str) -> TimeControl:

@@ -425,17 +425,5 @@ def serve_web(cfg: Config, options: EngineOptions, address: str | None = None) -
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``othello-web [HOST:PORT] [othello-engine options]``: the engine's page, as
-    ``othello-engine --web HOST:PORT`` serves it."""
-    from engine_server.cli import main as engine_main
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    address = ""
-    if args and not args[0].startswith("-"):
-        address = args.pop(0)
-    return engine_main(["--web", address, *args])
-
-
-__all__ = ["WebConfig", "WebServer", "WorkerSetup", "is_loopback_host", "main",
+__all__ = ["WebConfig", "WebServer", "WorkerSetup", "is_loopback_host",
            "parse_address", "serve_web", "tab_worker", "url_of"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from training.cli import DEFAULT_WTHOR
+from training.wthor import DEFAULT_WTHOR
 
 DOCS = Path("docs/net")
 
@@ -264,7 +264,7 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         return match(args, argv)
     from . import loop
 
-    return loop.main(args, command_line(argv))
+    return loop.main(args, command_line(argv), net_config(args), train_config(args))
 
 
 __all__ = ["add_parser", "main"]

@@ -220,10 +220,11 @@ class Loop:
         shutil.copyfile(best, self.work / "best.onnx")
 
 
-def main(args: argparse.Namespace, command: str) -> int:
-    from .cli import net_config, train_config
-
-    tc = train_config(args)
+def main(args: argparse.Namespace, command: str, net_cfg: NetConfig,
+         train_cfg: TrainConfig) -> int:
+    """The loop as ``othello-train az loop`` configured it (the command line builds the net
+    and training configurations, so this module needs nothing from it)."""
+    tc = train_cfg
     # a constant rate by default: the loop has no end to anneal towards
     total = args.generations * args.steps
     tc = TrainConfig(**{**asdict(tc), "steps": total,
@@ -232,7 +233,7 @@ def main(args: argparse.Namespace, command: str) -> int:
                         "checkpoint_every": min(args.checkpoint_every, args.steps)})
     sp = selfplay.SelfPlayConfig(iterations=args.iterations, temp_moves=args.temp_moves,
                                  noise=args.noise, noise_alpha=args.noise_alpha, rules=args.rules)
-    loop = Loop(args.work, net_config(args), tc, sp, args.games_per_gen, args.gate_games,
+    loop = Loop(args.work, net_cfg, tc, sp, args.games_per_gen, args.gate_games,
                 args.gate_iterations or args.iterations, args.gate_threshold, args.buffer_gens,
                 args.workers, args.steps, args.init, command,
                 None if args.no_wthor_eval else args.wthor, args.cluster)
