@@ -79,3 +79,45 @@ def build_c_reference() -> tuple[Path | None, str]:
 def run_c(binary: Path, *args: str) -> tuple[str, str]:
     r = subprocess.run([str(binary), *args], capture_output=True, text=True, check=True)
     return r.stdout, r.stderr
+
+
+def without_book(spec: str) -> str:
+    """``spec`` (a preset or an agent spec) with ``book=off`` unless it sets the book itself:
+    a search benchmark times the search, not a book lookup."""
+    from engine_server.config import resolve_agent
+
+    spec = resolve_agent(spec)
+    name, _, params = spec.partition(":")
+    if any(p.split("=")[0].strip() == "book" for p in params.split(",") if p):
+        return spec
+    return f"{name}:{params},book=off" if params else f"{name}:book=off"
+
+
+def out_of_book_game(seed: int, plies: int = 12, rules: str = "standard") -> Any:
+    """A game of seeded random moves from the start, at least ``plies`` long and continued until
+    the shipped book has no move for the side to move, so that timing and search benchmarks
+    exercise the search (an agent with the book answers book positions in about 1 ms)."""
+    import random
+
+    from engine_server.game import Game, Position, Rules
+    from engine_server.search.book import shipped
+
+    r = Rules.parse(rules)
+    book = shipped(int(r))
+    rng = random.Random(seed)
+    game = Game(Position.start(r))
+    while len(game.moves) < plies or (book is not None and book.moves(game.position)):
+        if game.is_over():  # practically never: start again from the next seed
+            return out_of_book_game(seed + 1_000_003, plies, rules)
+        game.play(rng.choice(game.position.legal_moves()))
+    return game
+
+
+def in_book(position: Any) -> bool:
+    """Whether the shipped book has a move in ``position`` (an agent with a book might answer
+    from it without searching)."""
+    from engine_server.search.book import shipped
+
+    book = shipped(int(position.rules))
+    return bool(book is not None and book.moves(position))
+

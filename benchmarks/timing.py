@@ -1,4 +1,9 @@
-"""``othello-bench timing``: per-move wall time as a client sees it, engine in a subprocess."""
+"""``othello-bench timing``: per-move wall time as a client sees it, engine in a subprocess.
+
+The game starts from seeded random moves that leave the opening book (``out_of_book_game``), so
+every timed move is searched under the per-move cap; a position the book knows would be answered
+in about a millisecond and say nothing about the cap.  ``book_positions`` counts any timed
+position the book still knows (0 expected)."""
 
 from __future__ import annotations
 
@@ -7,36 +12,47 @@ import statistics
 import time
 
 from clients.engine_process import EngineProcess
-from engine_server.game import Game, parse_move
+from engine_server.game import Color, ggf, parse_move, square_name
 
-from .common import emit
+from .common import emit, in_book, out_of_book_game
 
 
-def bench_timing(move_time: float, moves: int, agent: str | None, protocol: str) -> dict:
+def bench_timing(move_time: float, moves: int, agent: str | None, protocol: str,
+                 seed: int = 1, plies: int = 12) -> dict:
     args = ["--move-time", str(move_time)]
     if agent:
         args += ["--agent", agent]
+    game = out_of_book_game(seed, plies)
+    opening = " ".join(square_name(m) for m in game.moves)
     eng = EngineProcess.ours(*args)
-    game = Game()
     times: list[float] = []
+    book_positions = 0
     try:
         if protocol == "gtp":
             eng.gtp("protocol_version")
+            replay = game.start
+            for mv in game.moves:
+                color = "black" if replay.side == Color.BLACK else "white"
+                eng.gtp(f"play {color} {square_name(mv)}")
+                replay = replay.play(mv)
             time.sleep(1.0)  # let the warm-up finish, as a GUI's handshake would
             while len(times) < moves and not game.is_over():
-                color = "black" if game.position.side == 0 else "white"
+                book_positions += in_book(game.position)
+                color = "black" if game.position.side == Color.BLACK else "white"
                 t0 = eng.send(f"genmove {color}")
                 head = eng.read_line(move_time + 30)
                 times.append(time.monotonic() - t0)
                 eng.read_line(5)
-                mv = head[2:].strip()
-                game.play(parse_move(mv))
+                game.play(parse_move(head[2:].strip()))
         else:
             eng.send("nboard 2")
             eng.send("set depth 60")
+            record = ggf.GgfRecord(start=game.start, moves=[ggf.MoveItem(m) for m in game.moves])
+            eng.send(f"set game {record.to_text()}")
             time.sleep(1.0)
             n = 0
             while len(times) < moves and not game.is_over():
+                book_positions += in_book(game.position)
                 n += 1
                 eng.send(f"ping {n}")
                 eng.read_until(lambda l, n=n: l == f"pong {n}")
@@ -50,16 +66,21 @@ def bench_timing(move_time: float, moves: int, agent: str | None, protocol: str)
     finally:
         eng.close()
     return {"bench": "timing", "protocol": protocol, "move_time": move_time,
-            "moves": len(times), "max_s": max(times), "median_s": statistics.median(times),
-            "min_s": min(times)}
+            "agent": agent or "default", "opening": opening, "moves": len(times),
+            "book_positions": book_positions, "max_s": max(times),
+            "median_s": statistics.median(times), "min_s": min(times)}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("timing", help="client-side time per move of the engine process")
+    p = sub.add_parser("timing", help="client-side time per move of the engine process, from "
+                                      "positions out of the opening book")
     p.add_argument("--move-time", type=float, default=4.8)
     p.add_argument("--moves", type=int, default=20)
     p.add_argument("--agent", default=None, help="agent spec (default: the engine's default)")
     p.add_argument("--protocol", default="gtp", choices=["gtp", "nboard"])
+    p.add_argument("--seed", type=int, default=1, help="seed of the random opening")
+    p.add_argument("--plies", type=int, default=12,
+                   help="random plies before timing starts (more while still in the book)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(func=lambda a: emit(bench_timing(a.move_time, a.moves, a.agent, a.protocol),
-                                       a.json) or 0)
+    p.set_defaults(func=lambda a: emit(bench_timing(a.move_time, a.moves, a.agent, a.protocol,
+                                                    a.seed, a.plies), a.json) or 0)

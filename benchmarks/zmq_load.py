@@ -4,13 +4,15 @@ limits allow, searching at once; the server's memory and threads measured agains
 The server runs as a subprocess so that /proc/<pid>/status counts it alone (no client sockets,
 no test runner).  Each session asks for its candidates in turn (the list rotated by the
 session's index, so the sessions run different families) until one is accepted; a refusal
-must be a GTP ``?`` naming the limit.  Then every session plays ``f5`` for black and all of
-them are sent ``genmove white`` together.
+must be a GTP ``?`` naming the limit.  Then every session plays the same seeded random opening
+that leaves the opening book (so ``best`` must search, not look up) and all of them are sent
+``genmove`` for the side to move together.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import signal
 import socket
@@ -23,7 +25,20 @@ from typing import Any
 
 from engine_server.agents.policy import AgentCost
 
-from .common import REPO_ROOT, emit
+from .common import REPO_ROOT, emit, out_of_book_game
+
+
+@functools.lru_cache(maxsize=1)
+def _opening() -> tuple[list[tuple[str, str]], str]:
+    from engine_server.game import Color, square_name
+
+    game = out_of_book_game(seed=1)
+    pos, played = game.start, []
+    for m in game.moves:
+        played.append(("black" if pos.side == Color.BLACK else "white", square_name(m)))
+        pos = pos.play(m)
+    return played, "black" if pos.side == Color.BLACK else "white"
+
 
 DEFAULT_REQUESTS = ("mcts", "best", "uct", "uct:memory=100000", "best:threads=2")
 SAMPLE_S = 0.02
@@ -177,7 +192,8 @@ def _open_session(endpoint: str, index: int, candidates: list[str],
             raise RuntimeError(f"session {index}: every candidate was refused: "
                                f"{info['refused']}")
         info["spec"] = eng.gtp("othello-agent")
-        eng.gtp("play black f5")
+        for color, move in _opening()[0]:
+            eng.gtp(f"play {color} {move}")
     except BaseException:
         eng.close()
         raise
@@ -185,13 +201,13 @@ def _open_session(endpoint: str, index: int, candidates: list[str],
 
 
 def _genmove_all(engines: list[Any], timeout: float) -> list[dict[str, Any]]:
-    """``genmove white`` sent to every session before any reply is read; each reply's time
+    """``genmove`` sent to every session before any reply is read; each reply's time
     from its own send."""
     import zmq
 
     sent: dict[int, tuple[int, float]] = {}
     for i, eng in enumerate(engines):
-        seq = eng.send("genmove white")
+        seq = eng.send(f"genmove {_opening()[1]}")
         sent[i] = (seq, time.monotonic())
     results: list[dict[str, Any]] = [{"reply": None, "genmove_s": None} for _ in engines]
     poller = zmq.Poller()

@@ -20,6 +20,7 @@ executed again: the server replays what it answered, which lets a client retry o
 from __future__ import annotations
 
 import ipaddress
+import os
 import queue
 import threading
 import time
@@ -101,6 +102,14 @@ class ZmqServer:
         self.ctx = context or zmq.Context.instance()
         self.sessions: dict[bytes, ClientSession] = {}
         self.outbox: queue.Queue = queue.Queue()
+        # Session threads may not touch the ROUTER socket; a byte on this pipe wakes the
+        # socket's thread as soon as they queue a line (waiting for a poll timeout cost ~2 ms
+        # per reply).
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._woken = threading.Event()
+        self._pipe_lock = threading.Lock()
         self._stop = threading.Event()
         self._auth: ThreadAuthenticator | None = None
         # Every session starts with the default agent: it must pass the remote policy.
@@ -156,6 +165,7 @@ class ZmqServer:
             if lst is not None:
                 lst.append(line)
             self.outbox.put((identity, None if cs.current_bare else seq, line))
+            self._wake()
 
         opts = replace(self.options, warmup=False, policy=self.config.remote_policy)
         session = Session(opts, Output(sink))
@@ -262,7 +272,23 @@ class ZmqServer:
         except zmq.ZMQError as e:
             log.warning("send_failed", client=identity.hex(), error=str(e))
 
+    def _wake(self) -> None:
+        if not self._woken.is_set():
+            self._woken.set()
+            with self._pipe_lock:  # never write to a descriptor number close() gave back
+                if self._wake_w >= 0:
+                    try:
+                        os.write(self._wake_w, b"\0")
+                    except (BlockingIOError, OSError):
+                        pass  # a full pipe: the loop is awake already
+
     def _flush_outbox(self) -> None:
+        # Clear first: a line queued while flushing sets it again and writes a new byte.
+        self._woken.clear()
+        try:
+            os.read(self._wake_r, 4096)
+        except (BlockingIOError, OSError):
+            pass
         while True:
             try:
                 identity, seq, line = self.outbox.get_nowait()
@@ -279,9 +305,12 @@ class ZmqServer:
             elif now - cs.last_seen > self.config.idle_timeout and not cs.session.busy:
                 self._close_session(identity, "idle")
 
-    def serve_forever(self, poll_ms: int = 2) -> None:
+    def serve_forever(self, poll_ms: int = 100) -> None:
+        """Serve until :meth:`stop`; ``poll_ms`` bounds how late a stop or the reaper runs
+        (replies do not wait for it: queued lines wake the loop)."""
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
+        poller.register(self._wake_r, zmq.POLLIN)
         last_reap = time.monotonic()
         try:
             while not self._stop.is_set():
@@ -305,11 +334,18 @@ class ZmqServer:
 
     def stop(self) -> None:
         self._stop.set()
+        self._woken.clear()
+        self._wake()
 
     def close(self) -> None:
         for identity in list(self.sessions):
             self._close_session(identity, "server stop")
         self.socket.close(0)
+        with self._pipe_lock:
+            for fd in (self._wake_r, self._wake_w):
+                if fd >= 0:
+                    os.close(fd)
+            self._wake_r = self._wake_w = -1
         if self._auth is not None:
             self._auth.stop()
             self._auth = None
