@@ -16,7 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # Lowest first.  A module belongs to the layer of its longest matching prefix.
 LAYERS: list[tuple[str, ...]] = [
-    ("engine_server.log", "engine_server.game"),
+    ("engine_server.log", "engine_server.kernel_cache", "engine_server.game"),
     ("engine_server.eval",),
     ("engine_server.search",),
     ("engine_server.agents",),
@@ -27,7 +27,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("clients", "training", "benchmarks"),
 ]
 PACKAGES = ("engine_server", "clients", "training", "benchmarks")
-# The package root holds only the version string: every layer may read it.
+# The package root holds the version string and sets up the kernel cache: every layer may
+# import it.
 SHARED = ("engine_server",)
 
 

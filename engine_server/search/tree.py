@@ -97,9 +97,10 @@ class TreeConfig(NamedTuple):
     names and types are checked when the agent is built rather than when it first searches.
     ``rules`` belongs to the driver, which replaces it with the position's rules.
 
-    It lives in this file on purpose: numba's cache is invalidated by edits to the file that
-    holds the kernels, and its key for a NamedTuple is the class plus the field *types*, so two
-    same-typed fields reordered in another module would run under stale cached code.
+    numba's key for a NamedTuple is the class plus the field *types*, so two same-typed fields
+    reordered would match stale cached code under numba's own per-file check; the cache
+    directory named by every kernel source (engine_server/kernel_cache.py) rules that out
+    wherever the class lives.
     """
 
     select: int = SELECT_UCB1       # selection rule, see SELECT_*

@@ -1,0 +1,119 @@
+"""Where numba keeps the compiled kernels: a directory named by the kernels' sources.
+
+numba's own cache (``cache=True``) is checked against the file that defines a kernel only.  Our
+kernels call and inline kernels of other files (alpha-beta inlines the evaluation, the tree runs
+the endgame solver and the rollouts) and read module constants at compile time, so an edit to a
+callee, or an upgrade of the package, would leave the callers' cached machine code running the
+old behaviour in every process that loads it.  Here the cache directory is named by a hash of
+every source file that kernels are made of (the ``game``, ``eval`` and ``search`` layers and the
+``training`` package) and of the numba, llvmlite and Python versions, so any change there starts
+from an empty directory and compiles what it uses; nothing else about numba's caching changes.
+
+It must run before the first kernel is decorated, so ``engine_server/__init__.py`` calls
+:func:`configure` on import.  The base directory is ``$OTHELLO_NUMBA_CACHE``, else
+``$NUMBA_CACHE_DIR``, else the user's cache directory (``$XDG_CACHE_HOME`` or ``~/.cache``)
+``/othello-engine/numba``: writable also when the package is installed read-only.  Directories
+of other source versions unused for ``KEEP_DAYS`` are removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+PACKAGE_ROOT = Path(__file__).resolve().parent
+# The kernel layers: everything a kernel can call, inline or read at compile time.  Layers
+# above them (agents, session, protocol, front ends) hold no kernels and cannot be imported by
+# them (tests/test_layers.py), so editing them keeps the cache.
+KERNEL_SOURCES = (PACKAGE_ROOT / "game", PACKAGE_ROOT / "eval", PACKAGE_ROOT / "search",
+                  PACKAGE_ROOT.parent / "training")
+KEEP_DAYS = 14
+_configured: Path | None = None
+
+
+def source_files() -> list[Path]:
+    return sorted(p for d in KERNEL_SOURCES if d.is_dir() for p in d.rglob("*.py"))
+
+
+def _installed(module: str) -> str:
+    """Where ``module`` is installed and its version file's size and time: any upgrade or
+    reinstall changes it (importlib.metadata would cost 25 ms of start-up to read versions)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return f"{module}: none"
+    origin = Path(spec.origin)
+    stamps = []
+    for name in ("_version.py", "version.py", "__init__.py"):
+        f = origin.parent / name
+        if f.is_file():
+            st = f.stat()
+            stamps.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+    return f"{module}: {origin.parent} {' '.join(stamps)}"
+
+
+def source_hash() -> str:
+    """A hash of the kernel sources (relative paths and contents) and of the toolchain."""
+    h = hashlib.blake2b(digest_size=10)
+    h.update(f"{sys.version}|{_installed('numba')}|{_installed('llvmlite')}|"
+             f"{_installed('numpy')}".encode())
+    for path in source_files():
+        h.update(str(path.relative_to(PACKAGE_ROOT.parent)).encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def base_dir() -> Path:
+    for var in ("OTHELLO_NUMBA_CACHE", "NUMBA_CACHE_DIR"):
+        if os.environ.get(var):
+            return Path(os.environ[var]).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    root = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return root / "othello-engine" / "numba"
+
+
+def _prune(base: Path, keep: Path) -> None:
+    """Remove directories of other source versions not touched for ``KEEP_DAYS``."""
+    cutoff = time.time() - KEEP_DAYS * 86400
+    try:
+        entries = list(base.iterdir())
+    except OSError:
+        return
+    for d in entries:
+        if d == keep or not d.name.startswith("kernels-"):
+            continue
+        try:
+            if d.stat().st_mtime < cutoff:
+                shutil.rmtree(d, ignore_errors=True)
+        except OSError:
+            pass
+
+
+def configure() -> Path:
+    """Point numba's cache at this source version's directory (once per process) and return
+    it.  ``OTHELLO_NUMBA_CACHE`` is set for child processes, so they agree even when they
+    run with another working directory."""
+    global _configured
+    if _configured is not None:
+        return _configured
+    base = base_dir()
+    cache = base / f"kernels-{source_hash()}"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        os.utime(cache)  # marks it used, for the pruning of other versions
+    except OSError:
+        pass  # numba warns and runs without caching when it cannot write there
+    os.environ["NUMBA_CACHE_DIR"] = str(cache)
+    os.environ.setdefault("OTHELLO_NUMBA_CACHE", str(base))
+    if "numba" in sys.modules:  # imported before us: its configuration is already read
+        sys.modules["numba"].config.CACHE_DIR = str(cache)
+    _prune(base, cache)
+    _configured = cache
+    return cache
+
+
+__all__ = ["KERNEL_SOURCES", "base_dir", "configure", "source_files", "source_hash"]
