@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     # Imported where used: they pull in the search (numba), which a client that only talks to
     # an engine elsewhere (the CS303 remote judge) keeps out of its process.
     from engine_server.protocol import LineHandler
+    from engine_server.protocol.controller import Request
     from engine_server.session import EngineOptions
 
 log = get_logger("engine_client")
@@ -376,53 +377,37 @@ class InProcessChannel(_QueuedChannel):
     back line by line.  ``protocol`` is ``gtp``, ``nboard`` or ``auto`` (from the first line)."""
 
     def __init__(self, options: EngineOptions | None = None, protocol: str = "auto"):
-        from engine_server.protocol import make_handler
-        from engine_server.protocol.common import clean_line
+        from engine_server.protocol.controller import Controller
         from engine_server.session import EngineOptions, Output, Session
 
         super().__init__()
-        self._clean = clean_line
         self.name = "in-process engine"
         self.session = Session(options or EngineOptions(), Output(self._lines.put))
-        self.handler: LineHandler | None = (None if protocol == "auto"
-                                            else make_handler(protocol, self.session))
-        self._inbox: queue.Queue[tuple[str, float] | None] = queue.Queue()
+        self.controller = Controller(self.session, protocol)
+        self._inbox: queue.Queue[Request | None] = queue.Queue()
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="in-process-engine", daemon=True)
         self._thread.start()
 
-    def _run(self) -> None:
-        from engine_server.protocol import detect_protocol, make_handler
+    @property
+    def handler(self) -> LineHandler | None:
+        return self.controller.handler
 
+    def _run(self) -> None:
         try:
-            while True:
-                item = self._inbox.get()
-                if item is None:
-                    break
-                text, received = item
-                if self.handler is None:
-                    if not self._clean(text, cut_comments=True):
-                        continue
-                    self.handler = make_handler(detect_protocol(text), self.session)
-                try:
-                    if not self.handler.handle_line(text, received):
-                        break
-                except Exception:
-                    # As on stdio: a handler bug must not end the session.
-                    log.exception("handler_error", line=text.strip()[:200])
+            self.controller.run(self._inbox)
         finally:
             self._closed = True
-            self.session.close()
             self._lines.put(None)
 
     def send(self, line: str) -> None:
+        from engine_server.protocol.controller import Request
+
         if self._closed:
             raise EngineClosed(f"{self.name} has quit")
-        words = self._clean(line, cut_comments=True).split(" ")
-        if any(w == "quit" for w in words[:2]):
-            # The controller may be inside a long genmove: make it return now, as stdio does.
-            self.session.interrupt()
-        self._inbox.put((line, time.monotonic()))
+        # The controller may be inside a long genmove: "quit" makes it return now.
+        self.controller.arrived(line)
+        self._inbox.put(Request(line, time.monotonic()))
 
     def close(self, timeout: float = 10.0) -> None:
         self._closed = True

@@ -19,8 +19,7 @@ from types import FrameType
 from typing import IO, Iterator
 
 from engine_server.log import get_logger
-from engine_server.protocol import LineHandler, detect_protocol, make_handler
-from engine_server.protocol.common import clean_line
+from engine_server.protocol.controller import Controller, Request
 from engine_server.session import EngineOptions, Output, Session
 
 log = get_logger("stdio")
@@ -38,8 +37,8 @@ def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes]
 
     output = Output(sink)
     session = Session(options, output)
-    lines: queue.Queue[tuple[str, float] | None] = queue.Queue()
-    interrupt_words = {"quit"}
+    controller = Controller(session, protocol)
+    lines: queue.Queue[Request | None] = queue.Queue()
 
     def raw_lines() -> Iterator[str]:
         """Lines from the input.  A real file descriptor is read with os.read: a daemon thread
@@ -69,11 +68,8 @@ def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes]
     def reader() -> None:
         try:
             for text in raw_lines():
-                word = clean_line(text, cut_comments=True).split(" ")
-                # "quit" (or "<id> quit") must not wait behind a long genmove.
-                if any(w in interrupt_words for w in word[:2]):
-                    session.interrupt()
-                lines.put((text, time.monotonic()))
+                controller.arrived(text)  # "quit" must not wait behind a long genmove
+                lines.put(Request(text, time.monotonic()))
         except (OSError, ValueError):
             pass
         session.interrupt()
@@ -96,30 +92,10 @@ def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes]
               "'list_commands') or NBoard commands ('nboard 2', 'go'); 'quit' to leave.",
               file=sys.stderr, flush=True)
 
-    handler: LineHandler | None = None if protocol == "auto" else make_handler(protocol, session)
     log.info("engine_ready", agent=options.agent, rules=str(options.rules), protocol=protocol)
     try:
-        while True:
-            try:
-                item = lines.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            if item is None:
-                break
-            text, received = item
-            if handler is None:
-                if not clean_line(text, cut_comments=True):
-                    continue
-                chosen = detect_protocol(text)
-                handler = make_handler(chosen, session)
-                log.info("protocol_detected", protocol=chosen)
-            try:
-                if not handler.handle_line(text, received):
-                    break
-            except Exception:
-                # A bug must not take the engine down: log it and keep answering.
-                log.exception("handler_error", line=text.strip()[:200])
+        # a bounded wait, so that the main thread runs the signal handlers
+        controller.run(lines, poll=0.5)
     finally:
-        session.close()
         log.info("engine_exit")
     return 0

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
 from engine_server.agents.policy import AgentPolicy
 from engine_server.log import get_logger
-from engine_server.protocol import LineHandler, detect_protocol, make_handler
-from engine_server.protocol.common import clean_line
+from engine_server.protocol import detect_protocol
+from engine_server.protocol.controller import Controller, Request
 from engine_server.session import EngineOptions, Output, Session
 
 log = get_logger("zmq")
@@ -83,8 +83,8 @@ class ServerConfig:
 class ClientSession:
     identity: bytes
     session: Session
-    handler: LineHandler | None = None
-    inbox: queue.Queue = field(default_factory=queue.Queue)
+    controller: Controller
+    inbox: queue.Queue[Request | None] = field(default_factory=queue.Queue)
     last_seen: float = field(default_factory=time.monotonic)
     last_seq: int = -1
     replies: dict[int, list[str]] = field(default_factory=dict)  # seq -> lines (recent only)
@@ -169,7 +169,7 @@ class ZmqServer:
 
         opts = replace(self.options, warmup=False, policy=self.config.remote_policy)
         session = Session(opts, Output(sink))
-        cs = ClientSession(identity, session)
+        cs = ClientSession(identity, session, Controller(session))
         cs_holder.append(cs)
         cs.thread = threading.Thread(target=self._run_session, args=(cs,),
                                      name=f"zmq-session-{identity.hex()[:8]}", daemon=True)
@@ -179,27 +179,18 @@ class ZmqServer:
         return cs
 
     def _run_session(self, cs: ClientSession) -> None:
-        while True:
-            item = cs.inbox.get()
-            if item is None:
-                break
-            seq, text, received, bare = item
+        def before(req: Request) -> None:
+            seq, bare = req.tag
             cs.current_seq = seq
             cs.current_bare = bare
             cs.replies[seq] = []
             for old in [s for s in cs.replies if s < seq - 8]:
                 del cs.replies[old]  # keep a few recent answers for retries
-            try:
-                if cs.handler is None:
-                    if not clean_line(text, cut_comments=True):
-                        continue
-                    cs.handler = make_handler(detect_protocol(text), cs.session)
-                if not cs.handler.handle_line(text, received):
-                    break
-            except Exception:
-                log.exception("session_error", client=cs.identity.hex(), line=text[:200])
-        cs.session.close()
-        cs.closed = True
+
+        try:
+            cs.controller.run(cs.inbox, before)
+        finally:
+            cs.closed = True
 
     def _close_session(self, identity: bytes, reason: str) -> None:
         cs = self.sessions.pop(identity, None)
@@ -255,10 +246,8 @@ class ZmqServer:
             return
         if seq != 0:
             cs.last_seq = seq
-        word = clean_line(text, cut_comments=True).split(" ")
-        if any(w == "quit" for w in word[:2]):
-            cs.session.interrupt()
-        cs.inbox.put((seq, text, time.monotonic(), bare))
+        cs.controller.arrived(text)
+        cs.inbox.put(Request(text, time.monotonic(), (seq, bare)))
 
     def _send(self, identity: bytes, seq: int | None, line: str) -> None:
         """One output line to a client: ``[seq, line]``, or ``[line]`` when ``seq`` is None (the

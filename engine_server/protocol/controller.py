@@ -1,0 +1,96 @@
+"""One controller for every transport: stdin/stdout, each ZeroMQ session, the in-process client
+channel.
+
+A transport reads lines on its own thread and calls :meth:`Controller.arrived` the moment one
+arrives (``quit`` must make a running ``genmove`` return at once, not wait behind it); the
+controller's thread runs :meth:`Controller.run` over the queue of :class:`Request`s: the first
+line that is not blank picks the protocol (unless one was given), every line goes to that
+protocol's I/O-free handler, and a bug in a handler is logged without ending the session.
+"""
+
+from __future__ import annotations
+
+import queue
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from engine_server.log import get_logger
+from engine_server.session import Session
+
+from . import LineHandler, detect_protocol, make_handler
+from .common import clean_line
+
+log = get_logger("controller")
+
+# Lines that stop a running search as they arrive, before the controller reads them.
+INTERRUPT_WORDS = frozenset({"quit"})
+
+
+@dataclass(frozen=True)
+class Request:
+    """One input line, when it arrived (deadlines are measured from it), and whatever the
+    transport needs back when the controller takes it (``tag``: ZeroMQ's request number)."""
+
+    text: str
+    received: float
+    tag: Any = None
+
+
+def interrupts(text: str) -> bool:
+    """``quit`` or ``<id> quit``: the session must stop searching now."""
+    words = clean_line(text, cut_comments=True).split(" ")
+    if words and words[0].isdigit():
+        words = words[1:]
+    return bool(words) and words[0] in INTERRUPT_WORDS
+
+
+class Controller:
+    def __init__(self, session: Session, protocol: str = "auto"):
+        self.session = session
+        self.protocol = protocol
+        self.handler: LineHandler | None = (None if protocol == "auto"
+                                            else make_handler(protocol, session))
+
+    def arrived(self, text: str) -> None:
+        """Called by the transport's reading thread as soon as ``text`` arrives."""
+        if interrupts(text):
+            self.session.interrupt()
+
+    def handle(self, text: str, received: float) -> bool:
+        """Handle one line; False means the session ends (``quit``)."""
+        if self.handler is None:
+            if not clean_line(text, cut_comments=True):
+                return True
+            self.protocol = detect_protocol(text)
+            self.handler = make_handler(self.protocol, self.session)
+            log.info("protocol_detected", protocol=self.protocol)
+        try:
+            return self.handler.handle_line(text, received)
+        except Exception:
+            # A bug must not take the session down: log it and keep answering.
+            log.exception("handler_error", line=text.strip()[:200])
+            return True
+
+    def run(self, inbox: queue.Queue[Request | None],
+            before: Callable[[Request], None] | None = None,
+            poll: float | None = None) -> None:
+        """Handle requests until ``None`` or ``quit``, then close the session.  ``before`` runs
+        for each request ahead of its handling (the transport's bookkeeping); ``poll`` bounds
+        each wait, for a main thread that must also run signal handlers."""
+        try:
+            while True:
+                try:
+                    item = inbox.get(timeout=poll)
+                except queue.Empty:
+                    continue
+                if item is None:
+                    break
+                if before is not None:
+                    before(item)
+                if not self.handle(item.text, item.received):
+                    break
+        finally:
+            self.session.close()
+
+
+__all__ = ["Controller", "INTERRUPT_WORDS", "Request", "interrupts"]
