@@ -38,6 +38,26 @@ def test_eight_symmetries_give_equal_evaluations(rules):
             assert F.evaluate_raw(sP, sO, W) == e
 
 
+@pytest.mark.parametrize("rules", [STANDARD, REVERSED])
+def test_merged_tables_give_exactly_the_evaluation(rules):
+    """The search reads each self-symmetric pattern once per distinct image from merged tables:
+    the value must be evaluate_raw's, to the unit, also on random weights."""
+    pos = random_positions(3000, seed=11 + rules)
+    Ps = np.array([p for p, _ in pos], np.uint64)
+    Os = np.array([o for _, o in pos], np.uint64)
+    rng = np.random.default_rng(rules)
+    for W in (wts.default_weights(rules),
+              rng.integers(-2000, 2000, size=(F.N_STAGES, F.N_WEIGHTS)).astype(np.int32)):
+        E = F.eval_tables(W)
+        assert E.dtype == np.int16
+        want = np.zeros(len(Ps), np.int64)
+        got = np.zeros(len(Ps), np.int64)
+        F.evaluate_batch(Ps, Os, W, want)
+        F.evaluate_fast_batch(Ps, Os, E, got)
+        assert np.array_equal(want, got)
+    assert sum(len(r) for r in F.READ_IMAGES) == 46  # reads instead of 8 * 11
+
+
 def test_symmetries_are_the_eight_of_the_square():
     x = np.uint64(1 << 1)  # b1
     images = {int(F.symmetry(x, k)) for k in range(8)}

@@ -202,6 +202,179 @@ def evaluate_batch(Ps, Os, W, out):
         out[i] = evaluate_raw(Ps[i], Os[i], W)
 
 
+# --- the same evaluation, reading each self-symmetric pattern once per distinct image -----------
+#
+# Ten of the eleven patterns are symmetric (an edge read left to right or right to left covers
+# the same squares): of the eight images, pairs (or fours, for the long diagonal) read the same
+# squares in another order.  ``eval_tables`` adds the weights of those readings into one table
+# entry, so :func:`evaluate` reads 46 entries instead of 88 and returns exactly
+# ``evaluate_raw``'s value (integer sums).  Images: 0 identity, 1 flip_vertical, 2
+# mirror_horizontal, 3 both, 4-7 the transposes of 0-3 (``symmetry``'s numbering).
+
+# Squares of each pattern on image 0, in digit order (first digit least significant).
+PATTERN_SQUARES: tuple[tuple[int, ...], ...] = (
+    tuple(range(8)) + (9, 14),                                      # edge+2X
+    (0, 1, 2, 8, 9, 10, 16, 17, 18),                                # corner3x3
+    (0, 1, 2, 3, 4, 8, 9, 10, 11, 12),                              # corner2x5
+    tuple(range(8, 16)), tuple(range(16, 24)), tuple(range(24, 32)),  # lines 2-4
+) + tuple(tuple(9 * j + 8 - L for j in range(L)) for L in (8, 7, 6, 5, 4))
+# The image read for each pattern (one per group of images covering the same squares); the
+# kernel below is written for exactly these, and _merge_plan checks them.
+READ_IMAGES: tuple[tuple[int, ...], ...] = (
+    (0, 1, 4, 6), (0, 1, 2, 3), tuple(range(8)), (0, 1, 4, 6), (0, 1, 4, 6), (0, 1, 4, 6),
+    (0, 1), (0, 1, 2, 3), (0, 1, 2, 3), (0, 1, 2, 3), (0, 1, 2, 3))
+
+
+def _image_reads() -> np.ndarray:
+    """``reads[k, u]``: the square of the position that square ``u`` of image ``k`` shows."""
+    reads = np.zeros((8, 64), np.int64)
+    for k in range(8):
+        for t in range(64):
+            u = int(symmetry(U(1 << t), k)).bit_length() - 1
+            reads[k, u] = t
+    return reads
+
+
+def _merge_plan() -> list[list[tuple[int, ...]]]:
+    """Per pattern, the digit permutations that turn the index read on a chosen image into
+    the indices of the other images of its group (the identity included)."""
+    reads = _image_reads()
+    plan = []
+    for j, squares in enumerate(PATTERN_SQUARES):
+        seqs = [tuple(int(reads[k, s]) for s in squares) for k in range(8)]
+        groups: dict[frozenset, list[int]] = {}
+        for k in range(8):
+            groups.setdefault(frozenset(seqs[k]), []).append(k)
+        chosen = []
+        perms: set[tuple[tuple[int, ...], ...]] = set()
+        for members in groups.values():
+            rep = [k for k in members if k in READ_IMAGES[j]]
+            assert len(rep) == 1, (NAMES[j], members, READ_IMAGES[j])
+            r = rep[0]
+            chosen.append(r)
+            perms.add(tuple(tuple(seqs[r].index(sq) for sq in seqs[k]) for k in members))
+        assert sorted(chosen) == sorted(READ_IMAGES[j]), NAMES[j]
+        assert len(perms) == 1, NAMES[j]  # every group relates its readings the same way
+        plan.append(list(perms.pop()))
+    return plan
+
+
+_PLAN = _merge_plan()
+
+
+def eval_tables(W: np.ndarray) -> np.ndarray:
+    """The weight tables :func:`evaluate` reads, from weights ``W`` [stages, N_WEIGHTS]: each
+    pattern's entry holds the sum over the images that read the same squares.  int16 when the
+    sums fit (half the cache footprint), else int32."""
+    W = np.asarray(W, dtype=np.int64)
+    E = W.copy()
+    for j, perms in enumerate(_PLAN):
+        n = len(PATTERN_SQUARES[j])
+        idx = np.arange(3 ** n, dtype=np.int64)
+        digits = (idx[:, None] // (3 ** np.arange(n, dtype=np.int64))) % 3
+        off = int(OFFSETS[j])
+        total = np.zeros((W.shape[0], 3 ** n), np.int64)
+        for perm in perms:
+            other = (digits[:, list(perm)] * (3 ** np.arange(n, dtype=np.int64))).sum(axis=1)
+            total += W[:, off + other]
+        E[:, off:off + 3 ** n] = total
+    if np.abs(E).max() <= np.iinfo(np.int16).max:
+        return np.ascontiguousarray(E, dtype=np.int16)
+    return np.ascontiguousarray(E, dtype=np.int32)
+
+
+@njit(cache=True, inline="always")
+def _edge(p, o, T):
+    xp = np.int64(((p >> U(9)) & U(1)) | ((p >> U(13)) & U(2)))
+    xo = np.int64(((o >> U(9)) & U(1)) | ((o >> U(13)) & U(2)))
+    return _tri(T, np.int64(p & _B), np.int64(o & _B)) + 6561 * _tri(T, xp, xo)
+
+
+@njit(cache=True, inline="always")
+def _c33(p, o, T):
+    return (_tri(T, np.int64(p & U(7)), np.int64(o & U(7)))
+            + 27 * _tri(T, np.int64((p >> U(8)) & U(7)), np.int64((o >> U(8)) & U(7)))
+            + 729 * _tri(T, np.int64((p >> U(16)) & U(7)), np.int64((o >> U(16)) & U(7))))
+
+
+@njit(cache=True, inline="always")
+def _c25(p, o, T):
+    return (_tri(T, np.int64(p & U(31)), np.int64(o & U(31)))
+            + 243 * _tri(T, np.int64((p >> U(8)) & U(31)), np.int64((o >> U(8)) & U(31))))
+
+
+@njit(cache=True, inline="always")
+def _row(p, o, T, r):
+    return _tri(T, np.int64((p >> U(8 * r)) & _B), np.int64((o >> U(8 * r)) & _B))
+
+
+@njit(cache=True, inline="always")
+def _diags(p, o, T, w):
+    """Diagonals of length 7 to 4 (those read on images 0-3)."""
+    return (w[164025 + _tri(T, _diag(p, _M7, U(1)), _diag(o, _M7, U(1)))]
+            + w[166212 + _tri(T, _diag(p, _M6, U(2)), _diag(o, _M6, U(2)))]
+            + w[166941 + _tri(T, _diag(p, _M5, U(3)), _diag(o, _M5, U(3)))]
+            + w[167184 + _tri(T, _diag(p, _M4, U(4)), _diag(o, _M4, U(4)))])
+
+
+@njit(cache=True, inline="always")
+def _edge_lines(p, o, T, w):
+    """edge+2X and lines 2-4 (read on images 0, 1, 4, 6)."""
+    return (w[_edge(p, o, T)] + w[137781 + _row(p, o, T, 1)] + w[144342 + _row(p, o, T, 2)]
+            + w[150903 + _row(p, o, T, 3)])
+
+
+@njit(cache=True)
+def evaluate_moves(P, O, E, own_moves):
+    """:func:`evaluate_raw`'s value from the tables of :func:`eval_tables`; ``own_moves`` is
+    ``legal_moves(P, O)``, which a search has at hand."""
+    w = E[stage_of(64 - popcount(P | O))]
+    T = _T
+    P1 = flip_vertical(P)
+    O1 = flip_vertical(O)
+    P2 = mirror_horizontal(P)
+    O2 = mirror_horizontal(O)
+    P3 = mirror_horizontal(P1)
+    O3 = mirror_horizontal(O1)
+    P4 = transpose(P)
+    O4 = transpose(O)
+    P5 = transpose(P1)
+    O5 = transpose(O1)
+    P6 = transpose(P2)
+    O6 = transpose(O2)
+    P7 = transpose(P3)
+    O7 = transpose(O3)
+    s = np.int64(0)
+    s += w[59049 + _c33(P, O, T)] + w[59049 + _c33(P1, O1, T)] \
+        + w[59049 + _c33(P2, O2, T)] + w[59049 + _c33(P3, O3, T)]
+    s += w[78732 + _c25(P, O, T)] + w[78732 + _c25(P1, O1, T)] \
+        + w[78732 + _c25(P2, O2, T)] + w[78732 + _c25(P3, O3, T)] \
+        + w[78732 + _c25(P4, O4, T)] + w[78732 + _c25(P5, O5, T)] \
+        + w[78732 + _c25(P6, O6, T)] + w[78732 + _c25(P7, O7, T)]
+    s += _edge_lines(P, O, T, w) + _edge_lines(P1, O1, T, w) \
+        + _edge_lines(P4, O4, T, w) + _edge_lines(P6, O6, T, w)
+    s += w[157464 + _tri(T, _diag(P, _M8, U(0)), _diag(O, _M8, U(0)))] \
+        + w[157464 + _tri(T, _diag(P1, _M8, U(0)), _diag(O1, _M8, U(0)))]
+    s += _diags(P, O, T, w) + _diags(P1, O1, T, w) + _diags(P2, O2, T, w) \
+        + _diags(P3, O3, T, w)
+    s += w[OFF_MOB_OWN + min(popcount(own_moves), 31)]
+    s += w[OFF_MOB_OPP + min(popcount(legal_moves(O, P)), 31)]
+    s += w[OFF_BIAS]
+    return s
+
+
+@njit(cache=True)
+def evaluate(P, O, E):
+    """:func:`evaluate_raw`'s value from the tables of :func:`eval_tables`."""
+    return evaluate_moves(P, O, E, legal_moves(P, O))
+
+
+@njit(cache=True)
+def evaluate_fast_batch(Ps, Os, E, out):
+    for i in range(Ps.shape[0]):
+        out[i] = evaluate(Ps[i], Os[i], E)
+
+
 def _check_layout() -> None:
     # the literal offsets in _image must match SIZES
     expect = [0, 59049, 78732, 137781, 144342, 150903, 157464, 164025, 166212, 166941, 167184]
@@ -212,4 +385,5 @@ _check_layout()
 
 __all__ = ["NAMES", "SIZES", "OFFSETS", "N_WEIGHTS", "N_FEATURES", "N_STAGES", "WEIGHT_SCALE",
            "stage_of", "symmetry", "feature_indices", "evaluate_raw", "evaluate_batch",
+           "eval_tables", "evaluate", "evaluate_moves", "evaluate_fast_batch",
            "flip_vertical", "mirror_horizontal", "transpose"]

@@ -3,9 +3,10 @@
 Kernels (numba, nogil): negamax PVS with fail-soft bounds, a transposition table of depth-tagged
 bounds kept from one search (and move) to the next, moves ordered by the table's move first and
 then by the evaluation of the position after the move (the opponent's view, so ascending), leaves
-scored by :func:`engine_server.eval.features.evaluate_raw` and finished games by their exact
-margin.  Scores are in quarter discs (``SCALE``): fine enough for the evaluation's precision,
-coarse enough that null-window re-searches stay rare.
+scored by :func:`engine_server.eval.features.evaluate_moves` (``evaluate_raw``'s value from the
+merged tables of ``eval_tables``) and finished games by their exact margin.  Scores are in
+quarter discs (``SCALE``): fine enough for the evaluation's precision, coarse enough that
+null-window re-searches stay rare.
 
 Control: the kernels cannot see a clock, so they poll ``ctl[STOP]`` (set by a timer thread at
 the deadline or by the caller's stop event) and ``ctl[LIMIT]`` (a node budget) every 1024
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, types
 
-from engine_server.eval.features import evaluate_raw
+from engine_server.eval.features import eval_tables, evaluate, evaluate_moves, evaluate_raw
 from engine_server.game import PASS, Position
 from engine_server.game.bitboard import (
     U0,
@@ -76,8 +77,9 @@ def _slot(keys, P, O):
 
 
 @njit(cache=True, inline="always")
-def _leaf(P, O, W, rules):
-    e = evaluate_raw(P, O, W) >> RAW_SHIFT
+def _leaf(P, O, W, moves):
+    """The evaluation in score units; ``moves``: the mover's legal moves."""
+    e = evaluate_moves(P, O, W, moves) >> RAW_SHIFT
     if e > EVAL_MAX:
         return EVAL_MAX
     if e < -EVAL_MAX:
@@ -130,7 +132,7 @@ def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen):
 
 
 _SIG = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
-                   types.int64, types.int32[:, ::1], types.int64, types.uint64[:, ::1],
+                   types.int64, types.int16[:, ::1], types.int64, types.uint64[:, ::1],
                    types.int64[::1], types.int64[::1])
 
 
@@ -144,7 +146,7 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
             return _final(P, O, rules)
         return -_pvs(O, P, -beta, -alpha, depth, ply + 1, W, rules, keys, data, ctl)
     if depth <= 0:
-        return _leaf(P, O, W, rules)
+        return _leaf(P, O, W, moves)
     # transposition table
     hash_move = _NO_MOVE
     i = _slot(keys, P, O)
@@ -198,7 +200,7 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
             key = -(1 << 40)
         else:
             f = flips(P, O, m)
-            key = evaluate_raw(O ^ f, P ^ f ^ m, W)
+            key = evaluate(O ^ f, P ^ f ^ m, W)
         j = n
         while j > 0 and ctl[base + 64 + j - 1] > key:
             ctl[base + j] = ctl[base + j - 1]
@@ -315,10 +317,13 @@ def known_children(keys, data, P, O, rules):
 
 @njit(cache=True)
 def static_eval(P, O, W, rules):
-    """The evaluation in score units (quarter discs), or the exact margin of a finished game."""
+    """What the search scores a leaf, from the raw weights ``W`` through ``evaluate_raw`` (the
+    search itself reads the merged tables: tests compare the two): quarter discs, or the exact
+    margin of a finished game."""
     if legal_moves(P, O) == U0 and legal_moves(O, P) == U0:
         return _final(P, O, rules)
-    return _leaf(P, O, W, rules)
+    e = evaluate_raw(P, O, W) >> RAW_SHIFT
+    return min(max(e, -EVAL_MAX), EVAL_MAX)
 
 
 @dataclass
@@ -352,7 +357,10 @@ class AlphaBeta:
     def __init__(self, weights: np.ndarray, table_bits: int = 20):
         if not 10 <= table_bits <= 28:
             raise ValueError(f"table bits must be in 10..28, got {table_bits}")
-        self.W = weights
+        self.W = eval_tables(weights)  # the evaluation's merged int16 tables
+        if self.W.dtype != np.int16:
+            raise ValueError("these weights are too large for the search's int16 tables "
+                             "(a merged entry exceeds 32767/64 discs)")
         self.keys = np.zeros((1 << table_bits, 2), np.uint64)
         self.data = np.zeros(1 << table_bits, np.int64)
         self.ctl = np.zeros(CTL_SIZE, np.int64)
