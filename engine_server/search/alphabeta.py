@@ -67,6 +67,8 @@ _NO_MOVE = 127
 _HK1 = U(0x9E3779B97F4A7C15)
 _HK2 = U(0xC2B2AE3D27D4EB4F)
 _S32 = U(32)
+_CORNERS = U(0x8100000000000081)
+SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
 
 
 @njit(cache=True, inline="always")
@@ -147,6 +149,21 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
         return -_pvs(O, P, -beta, -alpha, depth, ply + 1, W, rules, keys, data, ctl)
     if depth <= 0:
         return _leaf(P, O, W, moves)
+    if depth == 1:
+        # children are leaves: score them directly (a table costs more than it saves here)
+        best = -INF
+        while moves != U0:
+            m = moves & (~moves + U1)
+            moves ^= m
+            f = flips(P, O, m)
+            v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, 0, ply + 1, W, rules, keys, data, ctl)
+            if v > best:
+                best = v
+                if v > alpha:
+                    alpha = v
+                    if alpha >= beta:
+                        break
+        return 0 if ctl[ABORTED] != 0 else best
     # transposition table
     hash_move = _NO_MOVE
     i = _slot(keys, P, O)
@@ -161,33 +178,6 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
     alpha0 = alpha
     best = -INF
     best_move = _NO_MOVE
-    if depth == 1:
-        # children are leaves: score them directly, the table move first
-        if hash_move != _NO_MOVE and (moves >> U(hash_move)) & U1:
-            m = U1 << U(hash_move)
-            f = flips(P, O, m)
-            v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data,
-                      ctl)
-            best = v
-            best_move = hash_move
-            if v > alpha:
-                alpha = v
-            moves ^= m
-        while moves != U0 and alpha < beta:
-            m = moves & (~moves + U1)
-            moves ^= m
-            f = flips(P, O, m)
-            v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data,
-                      ctl)
-            if v > best:
-                best = v
-                best_move = lowest_square(m)
-                if v > alpha:
-                    alpha = v
-        if ctl[ABORTED] != 0:
-            return 0
-        _store(keys, data, P, O, rules, alpha0, beta, best, depth, best_move, ctl[GEN])
-        return best
     # order: table move, then the child's evaluation (the opponent's view: lower first)
     base = SCRATCH + ply * SLOT
     n = 0
@@ -199,8 +189,15 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
         if sq == hash_move:
             key = -(1 << 40)
         else:
+            # fastest first: the opponent's mobility after the move, corners counted twice;
+            # deeper, plus the evaluation of the move (a move of the opponent ~ 4 discs)
             f = flips(P, O, m)
-            key = evaluate(O ^ f, P ^ f ^ m, W)
+            nP = O ^ f
+            nO = P ^ f ^ m
+            om = legal_moves(nP, nO)
+            key = popcount(om) + popcount(om & _CORNERS) - 4 * np.int64((m & _CORNERS) != U0)
+            if depth > SORT_MOBILITY_DEPTH:
+                key = 256 * key + evaluate_moves(nP, nO, W, om)
         j = n
         while j > 0 and ctl[base + 64 + j - 1] > key:
             ctl[base + j] = ctl[base + j - 1]
