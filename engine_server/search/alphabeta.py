@@ -156,7 +156,10 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
             m = moves & (~moves + U1)
             moves ^= m
             f = flips(P, O, m)
-            v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, 0, ply + 1, W, rules, keys, data, ctl)
+            # depth - 1, never a literal 0: a recursive call typed with a literal argument
+            # breaks numba's cache in the next process (numba #6061)
+            v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data,
+                      ctl)
             if v > best:
                 best = v
                 if v > alpha:
