@@ -11,7 +11,7 @@ import pytest
 from engine_server.agents import make_agent
 from engine_server.eval.weights import default_weights
 from engine_server.game import PASS, REVERSED, STANDARD, Game, Position
-from engine_server.search.alphabeta import SCALE, AlphaBeta, static_eval
+from engine_server.search.alphabeta import MPC_SHAPE, SCALE, AlphaBeta, static_eval
 from engine_server.search.endgame import solve
 from engine_server.search.limits import Limits
 
@@ -68,6 +68,59 @@ def test_alpha_beta_equals_plain_minimax(rules, depth):
         r = ab.search(pos, max_depth=depth)
         assert r.depth == depth or r.stopped_by == "solved"
         assert r.score * SCALE == minimax(pos, r.depth, W), pos.to_string()
+
+
+@pytest.mark.parametrize("depth", [5, 7])
+def test_two_threads_at_a_fixed_depth_give_the_single_thread_value(depth):
+    """Lazy SMP: the helper fills the shared table with true bounds, so the main thread's
+    full-width value at a fixed depth is the one-thread value (moves may differ on ties)."""
+    W = default_weights(STANDARD)
+    one, two = AlphaBeta(W, table_bits=16), AlphaBeta(W, table_bits=16)
+    for pos in positions_with(STANDARD, (24, 44), 10, seed=depth):
+        if pos.is_game_over():
+            continue
+        one.clear()
+        two.clear()
+        a = one.search(pos, max_depth=depth)
+        b = two.search(pos, max_depth=depth, threads=2)
+        assert b.score == a.score and b.depth == a.depth == depth, pos.to_string()
+
+
+def test_probes_that_can_never_cut_change_no_value():
+    """A selective search whose margins put every probe beyond the score range searches
+    full width: the same values as the exact search."""
+    W = default_weights(STANDARD)
+    ab = AlphaBeta(W, table_bits=16)
+    wide = np.full(MPC_SHAPE, 100_000, np.int64)
+    for pos in positions_with(STANDARD, (24, 44), 8, seed=3):
+        if pos.is_game_over():
+            continue
+        ab.clear()
+        exact = ab.search(pos, max_depth=6)
+        ab.clear()
+        r = ab.search(pos, max_depth=6, selectivity=2, mpc=wide)
+        assert r.score == exact.score and r.selectivity == 2
+
+
+def test_probes_cut_nodes_and_keep_the_value_close():
+    W = default_weights(STANDARD)
+    ab = AlphaBeta(W, table_bits=18)
+    margins = np.zeros(MPC_SHAPE, np.int64)
+    margins[3:, :] = 4 * SCALE   # a 4-disc margin everywhere
+    exact_nodes = probed_nodes = 0
+    for pos in positions_with(STANDARD, (28, 40), 6, seed=5):
+        if pos.is_game_over():
+            continue
+        ab.clear()
+        exact = ab.search(pos, max_depth=8)
+        ab.clear()
+        r = ab.search(pos, max_depth=8, selectivity=0, mpc=margins)
+        exact_nodes += exact.nodes
+        probed_nodes += r.nodes
+        assert abs(r.score - exact.score) <= 12, pos.to_string()
+    assert probed_nodes < exact_nodes / 2
+    with pytest.raises(ValueError):
+        ab.search(pos, max_depth=3, selectivity=1)  # no margins
 
 
 def test_search_to_the_end_is_the_exact_solve():

@@ -58,8 +58,10 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--report", type=Path, default=None,
                    help="write the per-stage errors (JSON) and a plot next to it (.png)")
     from .az.cli import add_parser as add_az
+    from .mpc import add_parser as add_mpc
 
     add_az(sub)
+    add_mpc(sub)
     return p
 
 
@@ -69,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         from .az.cli import main as az_main
 
         return az_main(args, argv)
+    if args.cmd == "mpc":
+        from .mpc import main as mpc_main
+
+        return mpc_main(args, argv)
     from engine_server.eval import weights as wts
 
     from . import patterns

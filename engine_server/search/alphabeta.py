@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, types
 
-from engine_server.eval.features import eval_tables, evaluate, evaluate_moves, evaluate_raw
+from engine_server.eval.features import eval_tables, evaluate_moves, evaluate_raw
 from engine_server.game import PASS, Position
 from engine_server.game.bitboard import (
     U0,
@@ -45,7 +45,7 @@ EVAL_MAX = 64 * SCALE - 1  # an evaluation never claims a certain wipe-out
 INF = 30000
 
 # ctl layout
-NODES, LIMIT, ABORTED, STOP, GEN, ROOT_BEST, ROOT_SCORE, ROOT_DONE = range(8)
+NODES, LIMIT, ABORTED, STOP, GEN, ROOT_BEST, ROOT_SCORE, ROOT_DONE, SEL, PC_NEST = range(10)
 SCRATCH = 16
 MAX_PLY = 96
 SLOT = 128                # per ply: up to 64 moves, then their keys
@@ -60,6 +60,7 @@ _DEPTH_SHIFT = 32
 _MOVE_SHIFT = 40
 _GEN_SHIFT = 48
 _RULES_SHIFT = 56
+_SEL_SHIFT = 58           # the selectivity the bounds were found at (SEL_EXACT: none)
 _VALID = 1 << 62
 _M16 = (1 << 16) - 1
 _M8 = 255
@@ -69,6 +70,18 @@ _HK2 = U(0xC2B2AE3D27D4EB4F)
 _S32 = U(32)
 _CORNERS = U(0x8100000000000081)
 SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
+
+# Multi-ProbCut (Buro 1997, in Edax's form): at depth >= MPC_MIN_DEPTH a null-window search of
+# the shallow depth predicts the deep value; when it lies beyond the window by the margin
+# t * sigma(empties, depth) the node is cut.  Levels 0..4 are Egaroucid's confidences; SEL_EXACT
+# searches full width.  ``mpc`` tables hold the margin in score units per [depth, empties].
+SELECTIVITY_T = (1.13, 1.55, 1.81, 2.32, 2.57)
+SELECTIVITY_PCT = (74, 88, 93, 98, 99)
+SEL_EXACT = len(SELECTIVITY_T)
+MPC_MIN_DEPTH = 3
+PC_MAX_NEST = 2           # probes inside probes, at most (Edax: 2)
+MPC_SHAPE = (61, 65)      # [depth, empties]
+NO_MPC = np.zeros(MPC_SHAPE, np.int64)
 
 
 @njit(cache=True, inline="always")
@@ -103,11 +116,27 @@ def _poll(ctl):
     return ctl[ABORTED] != 0
 
 
+@njit(cache=True, inline="always")
+def _holds(keys, data, i, P, O):
+    """Entry ``i`` is (P, O)'s.  The keys are stored xor-ed with the data word, so an entry
+    torn by another search thread writing it at the same time never matches."""
+    d = data[i]
+    w = U(d)
+    return (d & _VALID) != 0 and (keys[i, 0] ^ w) == P and (keys[i, 1] ^ w) == O
+
+
+@njit(cache=True, inline="always")
+def _shallow(depth):
+    """The probe depth of Multi-ProbCut: about half, same parity (Edax: 4->2, 8->4, 9->5)."""
+    return 2 * (depth // 4) + (depth & 1)
+
+
 @njit(cache=True)
-def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen):
+def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
     i = _slot(keys, P, O)
     d = data[i]
-    if d & _VALID and not (keys[i, 0] == P and keys[i, 1] == O):
+    same = _holds(keys, data, i, P, O)
+    if d & _VALID and not same:
         # keep a deeper entry of the current search; anything older or shallower goes
         if ((d >> _GEN_SHIFT) & _M8) == gen and ((d >> _DEPTH_SHIFT) & _M8) > depth:
             return
@@ -117,8 +146,8 @@ def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen):
         lo = best
     if best < beta:
         up = best
-    if d & _VALID and keys[i, 0] == P and keys[i, 1] == O and \
-            ((d >> _DEPTH_SHIFT) & _M8) == depth and ((d >> _RULES_SHIFT) & 3) == rules:
+    if same and ((d >> _DEPTH_SHIFT) & _M8) == depth and ((d >> _RULES_SHIFT) & 3) == rules \
+            and ((d >> _SEL_SHIFT) & 7) == sel:
         # same depth: intersect the bounds
         olo = ((d >> _LO_SHIFT) & _M16) - _OFF
         oup = ((d >> _UP_SHIFT) & _M16) - _OFF
@@ -126,27 +155,29 @@ def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen):
             lo = olo
         if oup < up and oup >= lo:
             up = oup
-    keys[i, 0] = P
-    keys[i, 1] = O
-    data[i] = ((lo + _OFF) << _LO_SHIFT) | ((up + _OFF) << _UP_SHIFT) | \
+    nd = ((lo + _OFF) << _LO_SHIFT) | ((up + _OFF) << _UP_SHIFT) | \
         (np.int64(depth) << _DEPTH_SHIFT) | (np.int64(move) << _MOVE_SHIFT) | \
-        (np.int64(gen) << _GEN_SHIFT) | (np.int64(rules) << _RULES_SHIFT) | _VALID
+        (np.int64(gen) << _GEN_SHIFT) | (np.int64(rules) << _RULES_SHIFT) | \
+        (np.int64(sel) << _SEL_SHIFT) | _VALID
+    data[i] = nd
+    keys[i, 0] = P ^ U(nd)
+    keys[i, 1] = O ^ U(nd)
 
 
 _SIG = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
                    types.int64, types.int16[:, ::1], types.int64, types.uint64[:, ::1],
-                   types.int64[::1], types.int64[::1])
+                   types.int64[::1], types.int64[::1], types.int64[:, ::1])
 
 
 @njit(_SIG, cache=True, nogil=True)
-def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
+def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     if _poll(ctl):
         return 0
     moves = legal_moves(P, O)
     if moves == U0:
         if legal_moves(O, P) == U0:
             return _final(P, O, rules)
-        return -_pvs(O, P, -beta, -alpha, depth, ply + 1, W, rules, keys, data, ctl)
+        return -_pvs(O, P, -beta, -alpha, depth, ply + 1, W, rules, keys, data, ctl, mpc)
     if depth <= 0:
         return _leaf(P, O, W, moves)
     if depth == 1:
@@ -159,7 +190,7 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
             # depth - 1, never a literal 0: a recursive call typed with a literal argument
             # breaks numba's cache in the next process (numba #6061)
             v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data,
-                      ctl)
+                      ctl, mpc)
             if v > best:
                 best = v
                 if v > alpha:
@@ -169,15 +200,40 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
         return 0 if ctl[ABORTED] != 0 else best
     # transposition table
     hash_move = _NO_MOVE
+    sel = ctl[SEL]
     i = _slot(keys, P, O)
     d = data[i]
-    if d & _VALID and keys[i, 0] == P and keys[i, 1] == O and ((d >> _RULES_SHIFT) & 3) == rules:
+    if _holds(keys, data, i, P, O) and ((d >> _RULES_SHIFT) & 3) == rules:
         hash_move = (d >> _MOVE_SHIFT) & _M8
-        if ((d >> _DEPTH_SHIFT) & _M8) >= depth:
+        # bounds found at least as deep and with at least this confidence decide
+        if ((d >> _DEPTH_SHIFT) & _M8) >= depth and ((d >> _SEL_SHIFT) & 7) >= sel:
             cut, v, alpha, beta = table_cut(((d >> _LO_SHIFT) & _M16) - _OFF,
                                             ((d >> _UP_SHIFT) & _M16) - _OFF, alpha, beta)
             if cut:
                 return v
+    if depth >= MPC_MIN_DEPTH and sel < SEL_EXACT and ctl[PC_NEST] < PC_MAX_NEST:
+        margin = mpc[depth, 64 - popcount(P | O)]
+        if margin > 0:
+            ds = _shallow(depth)
+            ctl[PC_NEST] += 1
+            cut = 0
+            hi = beta + margin
+            if hi < EVAL_MAX:
+                v = _pvs(P, O, hi - 1, hi, ds, ply, W, rules, keys, data, ctl, mpc)
+                if v >= hi:
+                    cut = 1
+            lo = alpha - margin
+            if cut == 0 and lo > -EVAL_MAX:
+                v = _pvs(P, O, lo, lo + 1, ds, ply, W, rules, keys, data, ctl, mpc)
+                if v <= lo:
+                    cut = -1
+            ctl[PC_NEST] -= 1
+            if ctl[ABORTED] != 0:
+                return 0
+            if cut == 1:
+                return beta
+            if cut == -1:
+                return alpha
     alpha0 = alpha
     best = -INF
     best_move = _NO_MOVE
@@ -216,11 +272,12 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
         nP = O ^ f
         nO = P ^ f ^ m
         if k == 0:
-            v = -_pvs(nP, nO, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl)
+            v = -_pvs(nP, nO, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl, mpc)
         else:
-            v = -_pvs(nP, nO, -alpha - 1, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl)
+            v = -_pvs(nP, nO, -alpha - 1, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl,
+                      mpc)
             if alpha < v < beta:
-                v = -_pvs(nP, nO, -beta, -v, depth - 1, ply + 1, W, rules, keys, data, ctl)
+                v = -_pvs(nP, nO, -beta, -v, depth - 1, ply + 1, W, rules, keys, data, ctl, mpc)
         if ctl[ABORTED] != 0:
             return 0
         if v > best:
@@ -230,13 +287,13 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl):
                 alpha = v
                 if alpha >= beta:
                     break
-    _store(keys, data, P, O, rules, alpha0, beta, best, depth, best_move, ctl[GEN])
+    _store(keys, data, P, O, rules, alpha0, beta, best, depth, best_move, ctl[GEN], sel)
     return best
 
 
 @njit(cache=True, nogil=True)
 def search_root(P, O, alpha, beta, depth, W, rules, keys, data, ctl, order, scores, kinds,
-                analysis):
+                analysis, mpc):
     """Search the root moves ``order`` (squares, PASS alone when forced) to ``depth``.
 
     ``scores[k]``/``kinds[k]`` receive each finished move's fail-soft value and whether it is
@@ -258,11 +315,11 @@ def search_root(P, O, alpha, beta, depth, W, rules, keys, data, ctl, order, scor
             nP = O ^ f
             nO = P ^ f ^ m
         if k == 0 or analysis:
-            v = -_pvs(nP, nO, -beta, -a, depth - 1, 1, W, rules, keys, data, ctl)
+            v = -_pvs(nP, nO, -beta, -a, depth - 1, 1, W, rules, keys, data, ctl, mpc)
         else:
-            v = -_pvs(nP, nO, -a - 1, -a, depth - 1, 1, W, rules, keys, data, ctl)
+            v = -_pvs(nP, nO, -a - 1, -a, depth - 1, 1, W, rules, keys, data, ctl, mpc)
             if a < v < beta and ctl[ABORTED] == 0:
-                v = -_pvs(nP, nO, -beta, -v, depth - 1, 1, W, rules, keys, data, ctl)
+                v = -_pvs(nP, nO, -beta, -v, depth - 1, 1, W, rules, keys, data, ctl, mpc)
         if ctl[ABORTED] != 0:
             return best
         scores[k] = v
@@ -281,7 +338,8 @@ def search_root(P, O, alpha, beta, depth, W, rules, keys, data, ctl, order, scor
                 if a >= beta:
                     break
     ctl[ROOT_DONE] = 1
-    _store(keys, data, P, O, rules, alpha, beta, best, depth, ctl[ROOT_BEST], ctl[GEN])
+    _store(keys, data, P, O, rules, alpha, beta, best, depth, ctl[ROOT_BEST], ctl[GEN],
+           ctl[SEL])
     return best
 
 
@@ -289,7 +347,7 @@ def search_root(P, O, alpha, beta, depth, W, rules, keys, data, ctl, order, scor
 def table_move(keys, data, P, O, rules):
     i = _slot(keys, P, O)
     d = data[i]
-    if d & _VALID and keys[i, 0] == P and keys[i, 1] == O and ((d >> _RULES_SHIFT) & 3) == rules:
+    if _holds(keys, data, i, P, O) and ((d >> _RULES_SHIFT) & 3) == rules:
         m = (d >> _MOVE_SHIFT) & _M8
         return -1 if m == _NO_MOVE else m
     return -1
@@ -308,9 +366,7 @@ def known_children(keys, data, P, O, rules):
         nP = O ^ f
         nO = P ^ f ^ m
         i = _slot(keys, nP, nO)
-        d = data[i]
-        if d & _VALID and keys[i, 0] == nP and keys[i, 1] == nO and \
-                ((d >> _RULES_SHIFT) & 3) == rules:
+        if _holds(keys, data, i, nP, nO) and ((data[i] >> _RULES_SHIFT) & 3) == rules:
             n += 1
     return n
 
@@ -347,6 +403,7 @@ class ABResult:
     moves: dict[int, tuple[float, int, int]]  # move -> (discs, kind, depth searched)
     stopped_by: str = ""
     reused: float = 0.0              # share of the root's children the table already held
+    selectivity: int = SEL_EXACT     # level of the probes (SEL_EXACT: full width)
 
 
 class AlphaBeta:
@@ -364,6 +421,7 @@ class AlphaBeta:
         self.keys = np.zeros((1 << table_bits, 2), np.uint64)
         self.data = np.zeros(1 << table_bits, np.int64)
         self.ctl = np.zeros(CTL_SIZE, np.int64)
+        self._helpers: list[np.ndarray] = []   # the helper threads' control arrays
         self._gen = 0
         self._reused = 0.0
         self._lock = threading.Lock()
@@ -400,15 +458,27 @@ class AlphaBeta:
     def search(self, position: Position, deadline: float | None = None,
                stop: threading.Event | None = None, max_depth: int = 60,
                max_nodes: int | None = None, analysis: bool = False,
-               on_iteration=None, moves: list[int] | None = None) -> ABResult:
+               on_iteration=None, moves: list[int] | None = None,
+               selectivity: int = SEL_EXACT, mpc: np.ndarray | None = None,
+               threads: int = 1) -> ABResult:
         """``moves``: search only these root moves (the book builder values the moves that
-        leave its book this way)."""
+        leave its book this way).  ``selectivity`` < SEL_EXACT probes with the margins ``mpc``
+        (int64 [61, 65], see eval/mpc.py).  ``threads`` > 1 adds helper threads that search
+        the same root over the shared table (Lazy SMP); the result is the main thread's."""
+        if selectivity < SEL_EXACT and (mpc is None or mpc.shape != MPC_SHAPE):
+            raise ValueError("a selective search needs the margins table (61 x 65)")
         with self._lock:
             return self._search(position, deadline, stop, max_depth, max_nodes, analysis,
-                                on_iteration, moves)
+                                on_iteration, moves, selectivity,
+                                NO_MPC if mpc is None else mpc, max(1, int(threads)))
+
+    def _helper_ctls(self, n: int) -> list[np.ndarray]:
+        while len(self._helpers) < n:
+            self._helpers.append(np.zeros(CTL_SIZE, np.int64))
+        return self._helpers[:n]
 
     def _search(self, position, deadline, stop, max_depth, max_nodes, analysis,
-                on_iteration, only) -> ABResult:
+                on_iteration, only, sel, mpc, threads) -> ABResult:
         t0 = time.monotonic()
         P, O = position.bitboards()
         rules = np.int64(int(position.rules))
@@ -420,10 +490,14 @@ class AlphaBeta:
         ctl = self.ctl
         known = int(known_children(self.keys, self.data, P, O, rules))
         self._reused = known / len(legal) if legal != [PASS] else 0.0
-        ctl[:SCRATCH] = 0
-        ctl[LIMIT] = np.iinfo(np.int64).max if max_nodes is None else int(max_nodes)
+        helpers = self._helper_ctls(threads - 1)
         self._gen = (self._gen + 1) & 255
-        ctl[GEN] = self._gen
+        for c in [ctl] + helpers:
+            c[:SCRATCH] = 0
+            c[SEL] = sel
+            c[GEN] = self._gen
+            c[LIMIT] = np.iinfo(np.int64).max
+        ctl[LIMIT] = np.iinfo(np.int64).max if max_nodes is None else int(max_nodes)
         empties = position.empties
         max_depth = max(1, min(max_depth, empties + 1))
         timer_done = threading.Event()
@@ -436,6 +510,8 @@ class AlphaBeta:
                     break
                 timer_done.wait(0.002)
             ctl[STOP] = 1
+            for c in helpers:
+                c[STOP] = 1
 
         watcher = None
         if deadline is not None or stop is not None:
@@ -451,15 +527,23 @@ class AlphaBeta:
         stopped_by = "depth"
         scores = np.zeros(len(order), np.int64)
         kinds = np.zeros(len(order), np.int64)
+        current = [1]       # the main thread's iteration, for the helpers to run ahead of
+        workers = [threading.Thread(target=self._helper, name=f"ab-helper-{k}", daemon=True,
+                                    args=(P, O, rules, list(order), max_depth, c, mpc, current,
+                                          k))
+                   for k, c in enumerate(helpers)]
+        for w in workers:
+            w.start()
         try:
             for depth in range(1, max_depth + 1):
+                current[0] = depth
                 ti = time.monotonic()
                 ctl[ROOT_DONE] = 0
                 ctl[ROOT_BEST] = -1
                 arr = np.array(order, np.int64)
                 v = int(search_root(P, O, np.int64(-INF), np.int64(INF), np.int64(depth),
                                     self.W, rules, self.keys, self.data, ctl, arr, scores,
-                                    kinds, analysis))
+                                    kinds, analysis, mpc))
                 done = ctl[ROOT_DONE] == 1
                 dt = time.monotonic() - ti
                 for k, mv in enumerate(order):
@@ -486,19 +570,40 @@ class AlphaBeta:
                 ranked = sorted(range(len(order)), key=lambda k: (order[k] != rb, -scores[k]))
                 order = [order[k] for k in ranked]
                 if depth >= empties:
-                    stopped_by = "solved"
+                    # to the end of the game: exact unless the probes cut
+                    stopped_by = "solved" if sel == SEL_EXACT else "depth"
                     break
                 if deadline is not None and time.monotonic() >= deadline:
                     stopped_by = "time"
                     break
         finally:
+            for c in helpers:
+                c[STOP] = 1
+            for w in workers:
+                w.join()
             timer_done.set()
             if watcher is not None:
                 watcher.join()
             ctl[STOP] = 0
         if best is None:  # not even depth 1 finished: the first legal move
             best = Iteration(0, 0, order[0], int(ctl[NODES]), 0.0, False)
-        return self._result(position, best, moves_info, t0, stopped_by, order)
+        r = self._result(position, best, moves_info, t0, stopped_by, order)
+        r.nodes += sum(int(c[NODES]) for c in helpers)
+        return r
+
+    def _helper(self, P, O, rules, order, max_depth, ctl, mpc, current, k) -> None:
+        """A Lazy SMP helper: iterative deepening of the same root over the shared table,
+        one or two plies ahead of the main thread, so that its entries are ready when the main
+        thread gets there.  Its values are never used directly."""
+        n = len(order)
+        scores = np.zeros(n, np.int64)
+        kinds = np.zeros(n, np.int64)
+        arr = np.array(order[k % n:] + order[:k % n], np.int64)  # another first move each
+        depth = 1
+        while depth <= max_depth and ctl[STOP] == 0:
+            search_root(P, O, np.int64(-INF), np.int64(INF), np.int64(depth), self.W, rules,
+                        self.keys, self.data, ctl, arr, scores, kinds, False, mpc)
+            depth = max(depth + 1, current[0] + 1 + (k & 1))
 
     def _result(self, position, best: Iteration, moves_info, t0, stopped_by, order
                 ) -> ABResult:
@@ -506,7 +611,8 @@ class AlphaBeta:
         return ABResult(best.move, best.score / SCALE, best.depth if best.complete else
                         max(0, best.depth - 1), int(self.ctl[NODES]),
                         time.monotonic() - t0, pv, dict(moves_info), stopped_by,
-                        self._reused)
+                        self._reused, int(self.ctl[SEL]))
 
 
-__all__ = ["AlphaBeta", "ABResult", "SCALE", "search_root", "static_eval"]
+__all__ = ["AlphaBeta", "ABResult", "MPC_SHAPE", "SCALE", "SELECTIVITY_PCT", "SELECTIVITY_T",
+           "SEL_EXACT", "search_root", "static_eval"]
