@@ -132,20 +132,20 @@ def search_values(positions: list[Position], weights: np.ndarray, max_depth: int
 
 def fit_and_save(rules: int, weights: np.ndarray, positions: list[Position], max_depth: int,
                  threads: int, work: Path | None, out: Path, command: str, source: str,
-                 log: Callable[[str], None]) -> dict[str, Any]:
+                 log: Callable[[str], None], min_count: int = 20) -> dict[str, Any]:
     t0 = time.monotonic()
     cache = None if work is None else \
         work / f"mpc-{rules}-{M.fingerprint(weights)}-{len(positions)}-d{max_depth}.npz"
     values = search_values(positions, weights, max_depth, threads, log, cache)
     empties = np.array([p.empties for p in positions])
-    coef, cells = M.fit(values, empties)
+    coef, cells = M.fit(values, empties, min_count)
     model = M.sigma_model(coef, np.array([c["empties"] for c in cells]),
                           np.array([c["depth"] for c in cells]))
     worst = max(abs(m / c["sigma"] - 1) for m, c in zip(model, cells) if c["sigma"] > 0)
     meta = {"command": command, "data": source, "positions": len(positions),
             "max_depth": max_depth, "seconds": round(time.monotonic() - t0, 1),
             "cells": cells, "model_worst_ratio_error": round(float(worst), 3)}
-    M.save(out, rules, weights, coef, meta)
+    M.save(out, rules, weights, coef, max_depth, meta)
     log(f"wrote {out}: sigma(30 empties, depth 10/16/20) = "
         + "/".join(f"{float(M.sigma_model(coef, np.array(30), np.array(d))):.2f}"
                    for d in (10, 16, 20)) + " discs")
@@ -162,6 +162,8 @@ def add_parser(sub: Any) -> None:
     m.add_argument("--weights", type=Path, default=None,
                    help="weights file (default: the package's for the rules)")
     m.add_argument("--threads", type=int, default=2)
+    m.add_argument("--min-count", type=int, default=20,
+                   help="positions an (empties, depth) cell needs to be fitted")
     m.add_argument("--seed", type=int, default=1)
     m.add_argument("--work", type=Path, default=Path("build/train"),
                    help="cache of searched values (resumable)")
@@ -188,7 +190,7 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     out = args.out or M.default_path(rules)
     command = "othello-train " + " ".join(sys.argv[1:] if argv is None else argv)
     meta = fit_and_save(rules, weights, positions, args.depth, args.threads, args.work, out,
-                        command, source, log)
+                        command, source, log, args.min_count)
     log(json.dumps({k: v for k, v in meta.items() if k != "cells"}))
     return 0
 

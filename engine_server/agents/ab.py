@@ -16,15 +16,26 @@ from typing import Any
 
 import numpy as np
 
-from engine_server.eval.weights import default_weights, load
+from engine_server.eval import mpc as M
+from engine_server.eval.weights import WeightsError, default_weights, load
 from engine_server.game import PASS, Position
-from engine_server.search.alphabeta import SCALE, ABResult, AlphaBeta
+from engine_server.log import get_logger
+from engine_server.search.alphabeta import (
+    SCALE,
+    SEL_EXACT,
+    SELECTIVITY_PCT,
+    SELECTIVITY_T,
+    ABResult,
+    AlphaBeta,
+)
 from engine_server.search.limits import Limits, MoveStat, ProgressCallback, SearchResult
 
 from .base import COMMON_PARAMS, Agent, AgentInfo, AgentSpecError, Param
 from .root_solving import ROOT_PARAMS, RootSolvingAgent
 
 DEFAULT_DEPTH = 8          # plies, when the search has no budget at all
+
+log = get_logger("ab")
 
 
 class AlphaBetaAgent(Agent):
@@ -34,11 +45,16 @@ class AlphaBetaAgent(Agent):
         super().__init__(spec, params)
         self._weights_file = params["weights"]
         self._engines: dict[int, AlphaBeta] = {}
+        self._raw: dict[int, np.ndarray] = {}     # the weights each engine was built from
         self._rng = _random.Random(params["seed"])
         self.depth = params["depth"]
         self.random_plies = params["random"]
         self.table_bits = params["table"]
-        self.threads = params.get("threads", 1) or (2 if (os.cpu_count() or 1) >= 2 else 1)
+        self.threads = params.get("threads", 1) or max(1, os.cpu_count() or 1)
+        pct = int(params.get("selectivity", 100))
+        self.selectivity = SEL_EXACT if pct == 100 else SELECTIVITY_PCT.index(pct)
+        self._mpc_file = params.get("mpc_file", "")
+        self._mpc: dict[int, np.ndarray | None] = {}
 
     # RootSolvingAgent asks its inner agent for a "tree" with preferred moves
     @property
@@ -60,13 +76,29 @@ class AlphaBetaAgent(Agent):
             # One table at a time: a session that switches rules must not hold two (the
             # memory limits of config.py count one).
             self._engines.clear()
+            self._raw.clear()
             if self._weights_file:
                 w, _ = load(self._weights_file, rules)
             else:
                 w = default_weights(rules)
             e = AlphaBeta(w, self.table_bits)
             self._engines[rules] = e
+            self._raw[rules] = w
         return e
+
+    def margins(self, rules: int, weights: np.ndarray) -> np.ndarray | None:
+        """The probe margins of the selectivity for ``rules`` (None: full width)."""
+        if self.selectivity == SEL_EXACT:
+            return None
+        if rules not in self._mpc:
+            try:
+                stats = M.load(self._mpc_file, weights, rules) if self._mpc_file else \
+                    M.shipped(rules, weights)
+                self._mpc = {rules: stats.margins(SELECTIVITY_T[self.selectivity], SCALE)}
+            except M.MpcError as e:  # statistics for the other rules only: search full width
+                log.warning("mpc_unavailable", rules=rules, error=str(e))
+                self._mpc = {rules: None}
+        return self._mpc[rules]
 
     def reset(self) -> None:
         for e in self._engines.values():
@@ -97,12 +129,16 @@ class AlphaBetaAgent(Agent):
             max_depth = 60
         if self.depth:
             max_depth = min(max_depth, self.depth)
-        engine = self._engine(int(position.rules))
+        rules = int(position.rules)
+        engine = self._engine(rules)
+        margins = self.margins(rules, self._raw[rules])
         callback = None
         if progress is not None:
             callback = lambda r: progress(self._convert(position, r, t0, final=False))  # noqa
         r = engine.search(position, deadline, limits.stop, max_depth, nodes, limits.analysis,
-                          callback)
+                          callback, selectivity=self.selectivity if margins is not None
+                          else SEL_EXACT, mpc=margins,
+                          threads=self.threads if threads is None else max(1, threads))
         return self._convert(position, r, t0)
 
     def _convert(self, position: Position, r: ABResult, t0: float,
@@ -128,7 +164,9 @@ class AlphaBetaAgent(Agent):
                            float(np.clip(r.score / 64.0, -1.0, 1.0)), iterations=r.depth,
                            elapsed=time.monotonic() - t0, stopped_by=r.stopped_by,
                            agent=self.spec, final=final, search_nodes=r.nodes,
-                           reused_fraction=r.reused)
+                           reused_fraction=r.reused,
+                           selectivity=100 if r.selectivity == SEL_EXACT
+                           else SELECTIVITY_PCT[r.selectivity])
         if solved and stats and stats[0].exact:
             res.lower = res.upper = stats[0].lower
         return res
@@ -140,6 +178,29 @@ def _make(spec: str, p: dict[str, Any]) -> Agent:
             load(p["weights"])
         except Exception as e:  # a bad file is a bad spec: say so when the agent is chosen
             raise AgentSpecError(f"ab: weights={p['weights']!r}: {e}") from None
+    if int(p.get("selectivity", 100)) != 100:
+        # the statistics must belong to the weights: say so now, not at the first search
+        if p["weights"] and not p["mpc_file"]:
+            raise AgentSpecError(f"ab: selectivity={p['selectivity']} with weights= needs "
+                                 "mpc_file=, statistics fitted for those weights (othello-train "
+                                 "mpc --weights FILE)")
+        try:
+            if p["mpc_file"]:
+                rules = M.file_rules(p["mpc_file"])
+                w = load(p["weights"], rules)[0] if p["weights"] else default_weights(rules)
+                M.load(p["mpc_file"], w, rules)
+            else:
+                # stale statistics are an error; missing ones for one rule variant only mean
+                # full width there (logged when it happens)
+                found = 0
+                for rules in (0, 1):
+                    if M.default_path(rules).is_file():
+                        M.shipped(rules, default_weights(rules))
+                        found += 1
+                if not found:
+                    M.shipped(0, default_weights(0))  # raises, naming the missing file
+        except (M.MpcError, WeightsError) as e:
+            raise AgentSpecError(f"ab: selectivity={p['selectivity']}: {e}") from None
     inner = AlphaBetaAgent(spec, p)
     return RootSolvingAgent(inner, spec, p)
 
@@ -151,22 +212,28 @@ _AB_PARAMS = (
           min=10, max=26),
     Param("random", int, 0, "play the first N plies of a game at random (self-play "
           "diversity; seeded)", min=0, max=60),
-    Param("weights", str, "", "evaluation weights file (default: the shipped weights)"))
+    Param("weights", str, "", "evaluation weights file (default: the shipped weights)"),
+    Param("selectivity", int, 100, "Multi-ProbCut confidence in percent (74, 88, 93, 98, 99; "
+          "100: full width): the midgame search cuts a node when a shallow search predicts "
+          "with this confidence that it will not matter", choices=(74, 88, 93, 98, 99, 100)),
+    Param("mpc_file", str, "", "Multi-ProbCut statistics for weights= (made by othello-train "
+          "mpc --weights FILE; default: the shipped ones, for the shipped weights)"))
 
 AB = AgentInfo(
     "ab", "ours: alpha-beta over learned pattern weights (docs/evaluation.md)",
     "iterative-deepening PVS with a transposition table kept between moves, the WTHOR-trained "
     "pattern evaluation at the leaves, and the exact solver in the endgame",
-    _AB_PARAMS + (Param("threads", int, 1, "1: one thread; 2: the root solver searches beside "
-                        "the alpha-beta in the endgame", min=1, max=2),)
+    _AB_PARAMS + (Param("threads", int, 1, "search threads: the midgame search runs them "
+                        "over one shared table (Lazy SMP); in the endgame the root solver takes "
+                        "one of them", min=1, max=64),)
     + ROOT_PARAMS + COMMON_PARAMS, _make)
 
 BEST = AgentInfo(
     "best", "ours: ab with the settings that won our matches (docs/best-agent.md)",
     "the strongest agent we have: alpha-beta over the learned evaluation, exact endgames",
-    _AB_PARAMS + (Param("threads", int, 0, "0: two when the machine has two cores; 1: one "
-                        "thread; 2: the root solver searches beside the alpha-beta in the "
-                        "endgame", min=0, max=2),)
+    _AB_PARAMS + (Param("threads", int, 0, "search threads (0: one per core): the midgame "
+                        "search runs them over one shared table (Lazy SMP); in the endgame the "
+                        "root solver takes one of them", min=0, max=64),)
     + ROOT_PARAMS + COMMON_PARAMS, _make)
 
 __all__ = ["AB", "BEST", "AlphaBetaAgent", "SCALE", "PASS"]

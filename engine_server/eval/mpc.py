@@ -48,22 +48,29 @@ def fingerprint(weights: np.ndarray) -> str:
     return hashlib.blake2b(w.tobytes() + str(w.shape).encode(), digest_size=12).hexdigest()
 
 
+SIGMA_FLOOR = 1.0  # discs: no cut is ever trusted to be finer than this
+
+
 def sigma_model(coef: list[float], empties: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """sigma in discs = exp(c0 + c1*e + c2*d + c3*ds + c4*e*d) with e = empties / 64,
-    d = depth / 60, ds = shallow(depth) / 60: positive, growing with the gap between the two
-    depths and with the empties (the model is fitted on log residuals, extrapolated deeper)."""
+    """sigma in discs = exp(c0 + c1*e + c2*d + c3*ds) with e = empties / 64, d = depth / 60,
+    ds = shallow(depth) / 60 (the model is fitted on the logarithms of measured deviations)."""
     e = np.asarray(empties, dtype=np.float64) / 64.0
     d = np.asarray(depth, dtype=np.float64)
     ds = (2 * (d // 4) + d % 2) / 60.0
     d = d / 60.0
     c = coef
-    return np.exp(c[0] + c[1] * e + c[2] * d + c[3] * ds + c[4] * e * d)
+    return np.exp(c[0] + c[1] * e + c[2] * d + c[3] * ds)
 
 
-def sigma_table(coef: list[float]) -> np.ndarray:
-    """[61, 65] sigma in discs; 0 below MIN_DEPTH and where the depth exceeds the empties."""
+def sigma_table(coef: list[float], fitted_depth: int) -> np.ndarray:
+    """[61, 65] sigma in discs; 0 below MIN_DEPTH and where the depth exceeds the empties.
+    Depths beyond ``fitted_depth`` (the deepest measured) take the value of the fitted depth
+    of the same residue mod 4 (same probe parity): the deviation is not assumed to shrink
+    where it was not measured.  Never below SIGMA_FLOOR."""
     d, e = np.meshgrid(np.arange(DEPTHS), np.arange(EMPTIES), indexing="ij")
-    t = sigma_model(coef, e, d)
+    over = np.maximum(0, d - fitted_depth)
+    d_eff = d - 4 * ((over + 3) // 4)
+    t = np.maximum(sigma_model(coef, e, d_eff), SIGMA_FLOOR)
     t[(d < MIN_DEPTH) | (d > e)] = 0.0
     return t
 
@@ -88,8 +95,8 @@ class MpcStats:
 
 
 def save(path: str | Path, rules: int, weights: np.ndarray, coef: list[float],
-         meta: dict[str, Any]) -> None:
-    sigma = sigma_table(coef)
+         fitted_depth: int, meta: dict[str, Any]) -> None:
+    sigma = sigma_table(coef, fitted_depth)
     doc = {"version": VERSION, "rules": int(rules), "weights": fingerprint(weights),
            "model": [float(c) for c in coef],
            "sigma": [[round(float(x), 4) for x in row] for row in sigma], "meta": meta}
@@ -117,6 +124,14 @@ def load(path: str | Path, weights: np.ndarray, rules: int | None = None) -> Mpc
         raise MpcError(f"Multi-ProbCut statistics {p} were fitted for other weights: refit "
                        "them with othello-train mpc")
     return MpcStats(sigma, doc.get("meta", {}), str(p))
+
+
+def file_rules(path: str | Path) -> int:
+    """The rules a statistics file was fitted for."""
+    try:
+        return int(json.loads(Path(path).read_text())["rules"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise MpcError(f"Multi-ProbCut statistics {path} are unreadable: {e}") from None
 
 
 def default_path(rules: int) -> Path:
@@ -173,11 +188,11 @@ def fit(values: np.ndarray, empties: np.ndarray, min_count: int = 20
         raise MpcError(f"too few measured cells ({len(rows)}) to fit the sigma model")
     arr = np.array(rows)
     w = np.sqrt(arr[:, 0])
-    X = np.column_stack([np.ones(len(arr)), arr[:, 1], arr[:, 2], arr[:, 3],
-                         arr[:, 1] * arr[:, 2]])
+    X = np.column_stack([np.ones(len(arr)), arr[:, 1], arr[:, 2], arr[:, 3]])
     coef, *_ = np.linalg.lstsq(X * w[:, None], arr[:, 4] * w, rcond=None)
     return [float(c) for c in coef], cells
 
 
-__all__ = ["MIN_DEPTH", "MpcError", "MpcStats", "default_path", "fingerprint", "fit", "load",
+__all__ = ["MIN_DEPTH", "MpcError", "MpcStats", "default_path", "file_rules", "fingerprint",
+           "fit", "load",
            "save", "shallow", "shipped", "sigma_model", "sigma_table"]

@@ -46,9 +46,13 @@ def lcb(win_rate: float, visits: int) -> float:
 
 def depth_token(result: SearchResult, depth: int) -> str:
     """NBoard's depth field: ``100%`` for an exact solve, ``100%W`` for a win/draw/loss solve,
-    else the set depth."""
+    the depth reached by a depth-first search (``22@93%`` when Multi-ProbCut cut at 93%
+    confidence, as Edax writes it), else the set depth."""
     if result.exact:
         return "100%"
     if result.wld:
         return "100%W"
+    if result.search_nodes > 0 and result.iterations > 0:
+        d = result.iterations
+        return f"{d}@{result.selectivity}%" if result.selectivity < 100 else str(d)
     return str(depth)

@@ -538,6 +538,9 @@ class GtpHandler:
             # a key-value pair analysis readers skip when they do not know it: the move is in
             # the opening book, reached by that many games
             book = f"book {m.extra['book']} " if "book" in m.extra else ""
+            if r.search_nodes > 0 and r.iterations > 0:
+                # a depth-first search: its depth and Multi-ProbCut confidence (100: none)
+                book += f"depth {r.iterations} selectivity {r.selectivity} "
             if kind == "lz":
                 parts.append(
                     f"info move {mv} visits {m.visits} winrate {int(round(wr * 10000))} "

@@ -70,6 +70,7 @@ _HK2 = U(0xC2B2AE3D27D4EB4F)
 _S32 = U(32)
 _CORNERS = U(0x8100000000000081)
 SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
+ETC_DEPTH = 4             # from this depth children are looked up in the table first
 
 # Multi-ProbCut (Buro 1997, in Edax's form): at depth >= MPC_MIN_DEPTH a null-window search of
 # the shallow depth predicts the deep value; when it lies beyond the window by the margin
@@ -241,10 +242,24 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     base = SCRATCH + ply * SLOT
     n = 0
     mm = moves
+    etc = depth >= ETC_DEPTH
     while mm != U0:
         m = mm & (~mm + U1)
         mm ^= m
         sq = lowest_square(m)
+        if etc:
+            # enhanced transposition cutoff: a child the table already refutes enough
+            f = flips(P, O, m)
+            nP = O ^ f
+            nO = P ^ f ^ m
+            j = _slot(keys, nP, nO)
+            dj = data[j]
+            if _holds(keys, data, j, nP, nO) and ((dj >> _RULES_SHIFT) & 3) == rules and \
+                    ((dj >> _DEPTH_SHIFT) & _M8) >= depth - 1 and \
+                    ((dj >> _SEL_SHIFT) & 7) >= sel:
+                cu = ((dj >> _UP_SHIFT) & _M16) - _OFF
+                if -cu >= beta:
+                    return -cu
         if sq == hash_move:
             key = -(1 << 40)
         else:

@@ -128,6 +128,9 @@ class SearchResult:
     final: bool = True             # False for progress reports
     solver_nodes: int = 0          # nodes of the root endgame solver (beside the playouts)
     search_nodes: int = 0          # nodes of a depth-first (alpha-beta) search
+    # Multi-ProbCut confidence of a depth-first search in percent (100: full width); with
+    # ``iterations`` (its depth) the NBoard depth token is e.g. ``22@93%``.
+    selectivity: int = 100
     # Proven bounds of the root's final disc margin (side to move's view); equal when solved.
     lower: int = -64
     upper: int = 64
