@@ -71,6 +71,8 @@ _S32 = U(32)
 _CORNERS = U(0x8100000000000081)
 SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
 ETC_DEPTH = 4             # from this depth children are looked up in the table first
+ASPIRATION_DEPTH = 4      # from this iteration the root searches a window around the last value
+ASPIRATION = 2 * SCALE    # its half width
 
 # Multi-ProbCut (Buro 1997, in Edax's form): at depth >= MPC_MIN_DEPTH a null-window search of
 # the shallow depth predicts the deep value; when it lies beyond the window by the margin
@@ -543,6 +545,7 @@ class AlphaBeta:
         scores = np.zeros(len(order), np.int64)
         kinds = np.zeros(len(order), np.int64)
         current = [1]       # the main thread's iteration, for the helpers to run ahead of
+        values: dict[int, int] = {}   # finished iterations' root values
         workers = [threading.Thread(target=self._helper, name=f"ab-helper-{k}", daemon=True,
                                     args=(P, O, rules, list(order), max_depth, c, mpc, current,
                                           k))
@@ -556,10 +559,23 @@ class AlphaBeta:
                 ctl[ROOT_DONE] = 0
                 ctl[ROOT_BEST] = -1
                 arr = np.array(order, np.int64)
-                v = int(search_root(P, O, np.int64(-INF), np.int64(INF), np.int64(depth),
+                lo, hi = -INF, INF
+                if depth >= ASPIRATION_DEPTH and depth - 2 in values and not analysis:
+                    # aspiration: a window around the value two plies shallower (the values
+                    # of odd and even depths differ); a miss searches again with no window
+                    lo, hi = values[depth - 2] - ASPIRATION, values[depth - 2] + ASPIRATION
+                v = int(search_root(P, O, np.int64(lo), np.int64(hi), np.int64(depth),
                                     self.W, rules, self.keys, self.data, ctl, arr, scores,
                                     kinds, analysis, mpc))
+                if ctl[ROOT_DONE] == 1 and (v <= lo or v >= hi):
+                    ctl[ROOT_DONE] = 0
+                    ctl[ROOT_BEST] = -1
+                    v = int(search_root(P, O, np.int64(-INF), np.int64(INF), np.int64(depth),
+                                        self.W, rules, self.keys, self.data, ctl, arr, scores,
+                                        kinds, analysis, mpc))
                 done = ctl[ROOT_DONE] == 1
+                if done:
+                    values[depth] = v
                 dt = time.monotonic() - ti
                 for k, mv in enumerate(order):
                     if kinds[k] != -2:
