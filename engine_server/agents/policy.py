@@ -76,7 +76,7 @@ def _auto_threads(name: str, params: Mapping[str, Any]) -> int:
         return t
     if name == "mcts":
         return max(1, min(4, cores))
-    return 2 if cores >= 2 else 1  # best
+    return max(1, cores)  # best: one search thread per core (ab.py)
 
 
 def _net_mib(net: str) -> float:
