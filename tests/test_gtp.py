@@ -258,3 +258,13 @@ def test_setboard_extension_starts_from_any_position(gtp):
     assert gtp.session.position == pos and gtp.session.game.moves == []
     assert gtp.send("othello-setboard XXX O")[0].startswith("? bad board")
     assert gtp.session.position == pos
+
+
+def test_analysis_of_a_depth_first_search_names_its_depth_and_selectivity():
+    h = Harness("gtp", agent="ab:selectivity=88,threads=1,book=off")
+    try:
+        out = h.send("play black f5", "play white d6", "kata-genmove_analyze b 5")
+        info = [l for l in out if l.startswith("info ")]
+        assert info and all(" selectivity 88 " in l and " depth " in l for l in info)
+    finally:
+        h.close()

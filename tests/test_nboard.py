@@ -164,3 +164,18 @@ def test_tree_survives_move_and_set_game_continuations(nb):
     nb.send(f"move {mv}", "ping 2", "go")
     nb.wait_for(lambda ls: len(_moves_of(ls, "===")) == 2)
     assert nb.session.last_result.reused_fraction > 0
+
+
+def test_a_selective_search_reports_its_depth_and_confidence():
+    """Hint lines of the alpha-beta carry the depth reached and the Multi-ProbCut confidence
+    (NBoard shows them as Edax writes them: 12@93%)."""
+    h = Harness("nboard", agent="ab:selectivity=93,threads=1,book=off")
+    try:
+        h.send(f"set game {GAME0}", "move F5", "move D6", "set depth 8", "ping 1", "hint 3")
+        lines = h.wait_for(lambda ls: any(l.startswith("status") and l.strip() == "status"
+                                          for l in ls[2:]), 60)
+        tokens = {l.split()[4] for l in lines if l.startswith("search ")}
+        assert tokens and all(re.fullmatch(r"\d+@93%", t) for t in tokens), tokens
+        assert "8@93%" in tokens
+    finally:
+        h.close()
