@@ -38,19 +38,16 @@ class AlphaBetaAgent(Agent):
         self.depth = params["depth"]
         self.random_plies = params["random"]
         self.table_bits = params["table"]
-        self.threads = params.get("threads", 1) or (2 if (os.cpu_count() or 1) >= 2 else 1)
-
-    # RootSolvingAgent asks its inner agent for a "tree" with preferred moves
-    @property
-    def tree(self) -> "AlphaBetaAgent":
-        return self
+        self._threads = params.get("threads", 1) or (2 if (os.cpu_count() or 1) >= 2 else 1)
 
     @property
-    def trees(self) -> list["AlphaBetaAgent"]:
-        # with two threads the root solver searches beside the alpha-beta in the endgame
-        return [self] * self.threads
+    def threads(self) -> int:
+        # The alpha-beta itself runs on one; a second is the root solver's, beside it in the
+        # endgame (RootSolvingAgent, which wraps this agent, lends it).
+        return int(self._threads)
 
     def preferred_moves(self, position: Position) -> list[int]:
+        # the transposition table's move for the root: the last iteration's best
         m = self._engine(int(position.rules)).table_move(position)
         return [] if m is None else [m]
 
@@ -75,6 +72,7 @@ class AlphaBetaAgent(Agent):
     def search(self, position: Position, limits: Limits | None = None,
                progress: ProgressCallback | None = None,
                progress_interval: float = 0.5, threads: int | None = None) -> SearchResult:
+        # ``threads`` changes nothing: the alpha-beta searches on one thread.
         t0 = time.monotonic()
         limits = limits or Limits()
         legal = position.legal_moves()

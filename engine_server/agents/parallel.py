@@ -86,8 +86,16 @@ class ParallelAgent(Agent):
         self._choose = choose
 
     @property
+    def threads(self) -> int:
+        return len(self.trees)
+
+    @property
     def tree(self) -> TreeSearch:
         return self.trees[0]
+
+    def preferred_moves(self, position: Position) -> list[int]:
+        # the first tree's: it runs on the calling thread and is never lent to the root solver
+        return self.trees[0].preferred_moves(position)
 
     def search(self, position: Position, limits: Limits | None = None,
                progress: ProgressCallback | None = None,

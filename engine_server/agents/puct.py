@@ -100,10 +100,10 @@ class PuctAgent(RootSolvingAgent):
 
     def search(self, position: Position, limits: Limits | None = None,
                progress: ProgressCallback | None = None,
-               progress_interval: float = 0.5) -> SearchResult:
+               progress_interval: float = 0.5, threads: int | None = None) -> SearchResult:
         if self.root_empties < 0 and self.nets.models.get(int(position.rules)) is None:
-            return self.inner.search(position, limits, progress, progress_interval)
-        return super().search(position, limits, progress, progress_interval)
+            return self.inner.search(position, limits, progress, progress_interval, threads)
+        return super().search(position, limits, progress, progress_interval, threads)
 
 
 # root_solve=-1 means "by the time" only where a network plays (PuctAgent)
