@@ -429,3 +429,13 @@ def test_wrappers_forward_the_whole_agent_protocol_and_nothing_else():
     assert best.preferred_moves(MIDGAME) == [r.best_move]
     # no forwarding beyond the protocol: the inner agent's own attributes stay its own
     assert not hasattr(mcts, "trees") and not hasattr(best, "random_plies")
+
+
+def test_each_source_fills_its_own_typed_move_fields():
+    r = make_agent("dk", seed=1).search(MIDGAME, Limits(iterations=50))
+    assert all(m.mobility is not None and m.line_value is None for m in r.moves)
+    r = make_agent("minmax:n=2,k=2", seed=1).search(MIDGAME)
+    assert all(m.line_value is not None and m.mobility is None for m in r.moves)
+    r = make_agent("ab:depth=3", seed=1).search(MIDGAME)
+    assert r.moves[0].margin_bound == 0 and {m.margin_bound for m in r.moves} <= {-1, 0, 1}
+    assert all(m.book_games is None for m in r.moves)

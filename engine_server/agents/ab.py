@@ -115,7 +115,7 @@ class AlphaBetaAgent(Agent):
                 continue
             discs, kind, depth = info
             st = MoveStat(mv, depth, float(np.clip(discs / 64.0, -1.0, 1.0)), margin=discs)
-            st.extra["kind"] = kind
+            st.margin_bound = kind
             if solved and kind == 0:
                 st.bound(int(round(discs)), int(round(discs)))
             stats.append(st)

@@ -82,7 +82,7 @@ class BookAgent(AgentWrapper):
         def mark(r: SearchResult) -> SearchResult:
             for st in r.moves:
                 if st.move in marks:
-                    st.extra["book"] = marks[st.move]
+                    st.book_games = marks[st.move]
             return r
 
         report = None if progress is None else (lambda r: progress(mark(r)))
@@ -102,10 +102,8 @@ class BookAgent(AgentWrapper):
             return None
         stats = []
         for m in moves:
-            st = MoveStat(m.move, m.games, max(-1.0, min(1.0, m.value / 64.0)),
-                          margin=m.value)
-            st.extra["book"] = m.games
-            stats.append(st)
+            stats.append(MoveStat(m.move, m.games, max(-1.0, min(1.0, m.value / 64.0)),
+                                  margin=m.value, book_games=m.games))
         listed = {st.move for st in stats}
         stats += [MoveStat(mv, 0, 0.0) for mv in position.legal_moves() if mv not in listed]
         stats.sort(key=lambda st: st.move != choice.move)

@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import math
 
-from engine_server.game import REVERSED
+import numpy as np
+
+from engine_server.game import REVERSED, Position
 from engine_server.game.valuemaps import C_SQUARES, CORNERS, X_SQUARES
 from engine_server.search import tree as T
 from engine_server.search.driver import Budget, TreeSearch
+from engine_server.search.limits import MoveStat
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
 from .common import table_maker
@@ -90,13 +93,14 @@ def _make(spec, p):
         s = adjusted_scores(links, stats, first, count, position, p)
         return max(s, key=lambda i: (s[i], stats[i, T.N]))
 
-    def extras(links, stats, i, position):
+    def describe(links: np.ndarray, stats: np.ndarray, i: int, position: Position,
+                 m: MoveStat) -> None:
         n = stats[i, T.N]
-        return {"mobility": float(stats[i, T.MOB] / n) if n else 0.0}
+        m.mobility = float(stats[i, T.MOB] / n) if n else 0.0
 
     budget = lambda pos: Budget(iterations=p["max_iter"])
     return TreeAgent(spec, p, TreeSearch("dk", cfg, table_maker("random"), p["seed"], budget,
-                                         final, p["memory"] << 20, move_extras=extras))
+                                         final, p["memory"] << 20, describe_move=describe))
 
 
 DK = AgentInfo(

@@ -6,8 +6,12 @@ Rewards are win / draw / loss = 1 / 0.5 / 0 as in Alg. 3.1 (stored as +1 / 0 / -
 
 from __future__ import annotations
 
+import numpy as np
+
+from engine_server.game import Position
 from engine_server.search import tree as T
 from engine_server.search.driver import Budget, TreeSearch, best_mean, most_visits
+from engine_server.search.limits import MoveStat
 
 from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
 from .common import policy_id, rollout_param, table_maker
@@ -34,6 +38,11 @@ def _minmax_final(links, stats, first, count, position):
     return max(range(first, first + count), key=lambda i: _minmax_line_value(links, stats, i))
 
 
+def _describe_minmax(links: np.ndarray, stats: np.ndarray, i: int, position: Position,
+                     m: MoveStat) -> None:
+    m.line_value = _minmax_line_value(links, stats, i)
+
+
 def _make_shallow(spec, p):
     cfg = T.tree_config(select=T.SELECT_ROUND_ROBIN, expand_at=T.NEVER_EXPAND,
                         policy=policy_id(p["rollout"]))
@@ -50,8 +59,7 @@ def _make_minmax(spec, p):
     return TreeAgent(spec, p, TreeSearch(
         "minmax", cfg, table_maker(p["rollout"]), p["seed"], budget, _minmax_final,
         p["memory"] << 20,
-        move_extras=lambda links, stats, i, pos: {"line_value": _minmax_line_value(links, stats,
-                                                                                   i)}))
+        describe_move=_describe_minmax))
 
 
 def _make_ucb1(spec, p):

@@ -524,7 +524,7 @@ class GtpHandler:
         rate is its outcome (1, 0.5, 0) and its score is exact once solved."""
         parts = []
         shown = [m for m in r.moves if m.visits > 0 or m.proven is not None
-                 or "book" in m.extra
+                 or m.book_games is not None
                  or m.move == r.best_move]  # never an empty line: it would end the response
         if r.exact:  # solved: rank by exact margin (unsolved moves last)
             ranked = sorted(shown, key=lambda m: (m.move != r.best_move, not m.exact, -m.eval))
@@ -537,7 +537,7 @@ class GtpHandler:
             mv = move_text(m.move) if m.move != PASS else "pass"
             # a key-value pair analysis readers skip when they do not know it: the move is in
             # the opening book, reached by that many games
-            book = f"book {m.extra['book']} " if "book" in m.extra else ""
+            book = f"book {m.book_games} " if m.book_games is not None else ""
             if kind == "lz":
                 parts.append(
                     f"info move {mv} visits {m.visits} winrate {int(round(wr * 10000))} "

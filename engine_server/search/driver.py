@@ -30,6 +30,8 @@ SOLVER_TABLE_BITS = 18    # 8 MiB per tree; proven bounds are reused across the 
 
 # final choice: (links, stats, first, count, position) -> child row
 FinalChoice = Callable[[np.ndarray, np.ndarray, int, int, Position], int]
+# an agent's own figures of a root move: (links, stats, child row, position, its MoveStat)
+DescribeMove = Callable[[np.ndarray, np.ndarray, int, Position, MoveStat], None]
 
 
 def most_visits(links, stats, first, count, position) -> int:
@@ -90,7 +92,7 @@ class TreeSearch:
                  default_budget: Callable[[Position], Budget],
                  final_choice: FinalChoice = most_visits,
                  memory: int = DEFAULT_MEMORY,
-                 move_extras: Callable[[np.ndarray, np.ndarray, int, Position], dict] | None = None,
+                 describe_move: DescribeMove | None = None,
                  early_stop: bool = False,
                  make_weights: Callable[[int], np.ndarray] | None = None):
         if memory < 1 << 20:
@@ -108,7 +110,7 @@ class TreeSearch:
         self.rng = bb.make_rng(seed)
         self._default_budget = default_budget
         self._final = final_choice
-        self._move_extras = move_extras
+        self._describe_move = describe_move
         # Stop before the deadline once the most-visited move cannot be caught (KataGo does the
         # same); only meaningful for agents whose final choice is the most visits.
         self.early_stop = early_stop
@@ -377,11 +379,12 @@ class TreeSearch:
                 best_row = _solver_choice(links, stats, first, count, best_row)
             for i in range(first, first + count):
                 n = stats[i, T.N]
-                extra = self._move_extras(links, stats, i, position) if self._move_extras else {}
                 m = MoveStat(
                     move=int(links[i, T.MOVE]), visits=int(n), value=_mean(stats, i),
                     prior=float(stats[i, T.PRIOR]),
-                    margin=float(stats[i, T.MARGIN] / n) if n > 0 else None, extra=extra)
+                    margin=float(stats[i, T.MARGIN] / n) if n > 0 else None)
+                if self._describe_move is not None:
+                    self._describe_move(links, stats, i, position, m)
                 m.bound(int(stats[i, T.LO]), int(stats[i, T.HI]))
                 moves.append(m)
             best_move = int(links[best_row, T.MOVE])

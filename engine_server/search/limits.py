@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from engine_server.game import square_name
@@ -58,7 +58,13 @@ class MoveStat:
     value: float          # mean reward in [-1, 1] for the side to move at the root
     prior: float | None = None
     margin: float | None = None  # mean final disc margin (side to move's view, rules applied)
-    extra: dict = field(default_factory=dict)
+    # What some sources know of a move beyond the common figures; None where it does not apply.
+    book_games: int | None = None   # an opening-book move: games of the book's source with it
+    # alpha-beta: ``margin`` is the move's score at its depth (0), or an upper (-1) or lower (+1)
+    # bound of it (the window cut the search short)
+    margin_bound: int | None = None
+    mobility: float | None = None   # dk (seed 004): mean mobility backed up to the move's node
+    line_value: float | None = None  # minmax (seed 000 Alg. 3.3): the mean ending its greedy line
     proven: int | None = None    # outcome when proven: +1 win, 0 draw, -1 loss
     # Proven bounds of the final disc margin with perfect play after this move (side to move's
     # view, rules applied); equal when the move is solved exactly.
