@@ -164,3 +164,20 @@ def test_tree_survives_move_and_set_game_continuations(nb):
     nb.send(f"move {mv}", "ping 2", "go")
     nb.wait_for(lambda ls: len(_moves_of(ls, "===")) == 2)
     assert nb.session.last_result.reused_fraction > 0
+
+
+def test_the_session_records_go_and_never_a_search_ping_cancelled(nb):
+    nb.send(f"set game {GAME0}", "set depth 2", "ping 1", "go")
+    lines = nb.wait_for(lambda ls: any(l.startswith("=== ") for l in ls))
+    nb.wait()
+    played = _moves_of(lines, "=== ")[0][4:6]
+    first = nb.session.last_result
+    assert first is not None and first.best_name == played.lower()
+    nb.send("hint 3")  # an analysis is not a move: it does not replace the record
+    nb.wait_for(lambda ls: ls[-1] == "status")
+    assert nb.session.last_result is first
+    nb.session.set_agent("uct:iterations=100000000")
+    nb.send("set depth 60", "go")
+    time.sleep(0.2)
+    nb.send("ping 2")
+    assert nb.session.last_result is first

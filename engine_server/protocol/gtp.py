@@ -396,7 +396,7 @@ class GtpHandler:
                 self.out.write_for(job, self._info_line(result, analyze))
 
         job = self.session.start("genmove", limits, on_progress=on_progress,
-                                 progress_interval=interval)
+                                 progress_interval=interval, record=play)
         self.session.finish()
         r = job.result
         if r is None or r.best_move is None:
@@ -407,7 +407,6 @@ class GtpHandler:
             self.out.write(self._info_line(r, analyze))
         if play:
             self.session.play(r.best_move)
-            self.session.last_result = r
             log.info("move", move=move_text(r.best_move, upper=False), **r.summary())
         else:
             while len(self.session.game.moves) > n_before:
