@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from numba import njit, types
@@ -379,9 +380,10 @@ class AlphaBeta:
             if legal == [PASS]:
                 m = PASS
             else:
-                m = self.table_move(pos)
-                if m is None or m not in legal:
+                found = self.table_move(pos)
+                if found is None or found not in legal:
                     break
+                m = found
             out.append(m)
             pos = pos.play(m)
             if pos.bitboards() in seen:
@@ -392,15 +394,18 @@ class AlphaBeta:
     def search(self, position: Position, deadline: float | None = None,
                stop: threading.Event | None = None, max_depth: int = 60,
                max_nodes: int | None = None, analysis: bool = False,
-               on_iteration=None, moves: list[int] | None = None) -> ABResult:
+               on_iteration: Callable[[ABResult], None] | None = None,
+               moves: list[int] | None = None) -> ABResult:
         """``moves``: search only these root moves (the book builder values the moves that
         leave its book this way)."""
         with self._lock:
             return self._search(position, deadline, stop, max_depth, max_nodes, analysis,
                                 on_iteration, moves)
 
-    def _search(self, position, deadline, stop, max_depth, max_nodes, analysis,
-                on_iteration, only) -> ABResult:
+    def _search(self, position: Position, deadline: float | None,
+                stop: threading.Event | None, max_depth: int, max_nodes: int | None,
+                analysis: bool, on_iteration: Callable[[ABResult], None] | None,
+                only: list[int] | None) -> ABResult:
         t0 = time.monotonic()
         P, O = position.bitboards()
         rules = np.int64(int(position.rules))
@@ -473,6 +478,7 @@ class AlphaBeta:
                         "nodes" if ctl[NODES] >= ctl[LIMIT] else "time")
                     break
                 if on_iteration is not None:
+                    assert best is not None  # set by the iteration that just finished
                     on_iteration(self._result(position, best, moves_info, t0, "", order))
                 # next iteration: best move first, then by this iteration's values
                 ranked = sorted(range(len(order)), key=lambda k: (order[k] != rb, -scores[k]))
@@ -492,8 +498,9 @@ class AlphaBeta:
             best = Iteration(0, 0, order[0], int(ctl[NODES]), 0.0, False)
         return self._result(position, best, moves_info, t0, stopped_by, order)
 
-    def _result(self, position, best: Iteration, moves_info, t0, stopped_by, order
-                ) -> ABResult:
+    def _result(self, position: Position, best: Iteration,
+                moves_info: dict[int, tuple[float, int, int]], t0: float, stopped_by: str,
+                order: list[int]) -> ABResult:
         pv = self.pv(position, best.move, max(1, best.depth)) if best.move is not None else []
         return ABResult(best.move, best.score / SCALE, best.depth if best.complete else
                         max(0, best.depth - 1), int(self.ctl[NODES]),

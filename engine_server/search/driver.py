@@ -34,25 +34,29 @@ FinalChoice = Callable[[np.ndarray, np.ndarray, int, int, Position], int]
 DescribeMove = Callable[[np.ndarray, np.ndarray, int, Position, MoveStat], None]
 
 
-def most_visits(links, stats, first, count, position) -> int:
+def most_visits(links: np.ndarray, stats: np.ndarray, first: int, count: int,
+                position: Position) -> int:
     rows = range(first, first + count)
     return max(rows, key=lambda i: (stats[i, T.N], _mean(stats, i)))
 
 
-def best_mean(links, stats, first, count, position) -> int:
+def best_mean(links: np.ndarray, stats: np.ndarray, first: int, count: int,
+              position: Position) -> int:
     rows = range(first, first + count)
     return max(rows, key=lambda i: (_mean(stats, i) if stats[i, T.N] > 0 else -2.0,
                                     stats[i, T.N]))
 
 
-def _solver_choice(links, stats, first, count, chosen: int) -> int:
+def _solver_choice(links: np.ndarray, stats: np.ndarray, first: int, count: int,
+                   chosen: int) -> int:
     """The final choice under the children's proven bounds (see ``choose_under_bounds``)."""
     return choose_under_bounds(
         [(i, float(stats[i, T.LO]), float(stats[i, T.HI]), float(stats[i, T.N]),
           _mean(stats, i)) for i in range(first, first + count)], chosen)
 
 
-def _unassailable(links, stats, gained: float, t0: float, deadline: float) -> bool:
+def _unassailable(links: np.ndarray, stats: np.ndarray, gained: float, t0: float,
+                  deadline: float) -> bool:
     """Whether the root's most-visited child keeps the most visits even if every visit left
     before the deadline went to the runner-up; ``gained`` root visits since ``t0`` give the rate
     (visits, not iterations: an iteration that simulates every new child adds several).  Never true
@@ -67,7 +71,7 @@ def _unassailable(links, stats, gained: float, t0: float, deadline: float) -> bo
     return bool(n[-1] - n[-2] > left)
 
 
-def _mean(stats, i) -> float:
+def _mean(stats: np.ndarray, i: int) -> float:
     n = stats[i, T.N]
     return float(stats[i, T.W] / n) if n > 0 else 0.0
 
@@ -269,6 +273,7 @@ class TreeSearch:
                 assert self._make_weights is not None  # __init__ refuses eval without weights
                 self._weights = self._make_weights(int(position.rules))
         cfg, table = self._cfg, self._table
+        assert table is not None  # made with the config for these rules just above
         if cfg.solve_empties > 0 and self._solver_arrays[0].shape[0] < 1 << 10:
             self._solver_arrays = (EG.new_table(SOLVER_TABLE_BITS), EG.new_control())
         bbs, links, stats, meta = self._arrays

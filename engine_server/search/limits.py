@@ -192,13 +192,14 @@ ProgressCallback = Callable[[SearchResult], None]
 Candidate = tuple[int, float, float, float, float]
 
 
-def choose_under_bounds(candidates: list[Candidate], chosen: int) -> int:
+def choose_under_bounds(candidates: list[Candidate], chosen: int | None) -> int:
     """The final choice once moves carry proven margin bounds (score-bounded MCTS-Solver).
 
     A move whose proven margin no other move can beat is played.  Otherwise, when some moves
     are proven wins, the search's own pick ``chosen`` is played if it is one of them, else the
     most visited of them (a win is never given up for an unproven move; among wins that may
     still beat the best proven margin the search judges better than loose bounds).
+    ``chosen`` None (the search has no pick) is never among the candidates.
     Otherwise ``chosen`` stands unless it is dominated (another move is proven at least as
     good) or a proven loss while some move may still draw or win; then the most visited move
     left takes its place.
@@ -211,13 +212,13 @@ def choose_under_bounds(candidates: list[Candidate], chosen: int) -> int:
     # moves that cannot beat the best proven margin are out
     wins = [c for c in candidates if c[1] > 0 and (c[2] > best_lo or c[1] == best_lo)]
     if wins:
-        if any(c[0] == chosen for c in wins):
+        if chosen is not None and any(c[0] == chosen for c in wins):
             return chosen
         return max(wins, key=lambda c: (c[3], c[4], c[1]))[0]
     open_ = [c for c in candidates if c[2] > best_lo or c[1] == best_lo]
     if any(c[2] >= 0 for c in open_):
         open_ = [c for c in open_ if c[2] >= 0]
-    if any(c[0] == chosen for c in open_):
+    if chosen is not None and any(c[0] == chosen for c in open_):
         return chosen
     return max(open_, key=lambda c: (c[3], c[4], c[2]))[0]
 
