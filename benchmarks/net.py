@@ -83,6 +83,7 @@ def bench_search(path: Path, batch: int, threads: int, seconds: float, repeat: i
                  rules: int = 0) -> dict[str, Any]:
     from engine_server.agents import make_agent
     from engine_server.game import Game
+    from engine_server.search.batched import BatchedTreeSearch
     from engine_server.search.limits import Limits
 
     pos = Game.from_moves(MIDGAME).position.with_rules("reversed" if rules else "standard")
@@ -94,6 +95,7 @@ def bench_search(path: Path, batch: int, threads: int, seconds: float, repeat: i
         agent.reset()
         r = agent.search(pos, Limits(time=seconds))
         tree = agent.tree
+        assert isinstance(tree, BatchedTreeSearch)  # puct with a network
         shares.append(tree.eval_seconds / r.elapsed)
         rates.append(r.playouts / r.elapsed)
     share = median(shares)

@@ -3,14 +3,14 @@
 Protocols drive a session and never touch the board: they call ``set_game``/``play``/``undo`` and
 start searches.  Threading follows KataGo's AsyncBot: every state-changing call first stops the
 running search and joins its thread; a stopped search is marked cancelled under the output lock,
-so nothing it would still print reaches the output.
+so nothing it would still print reaches the output, and it never becomes ``last_result``.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
 from engine_server.agents import DEFAULT_AGENT, make_agent
@@ -92,9 +92,15 @@ class Session:
         self._job: SearchJob | None = None
         self._warmup: threading.Thread | None = None
         self._score_solver: RootSolver | None = None  # made on the first perfect_score()
-        self.last_result: SearchResult | None = None
+        self._last_result: SearchResult | None = None
         if options.warmup:
             self._start_warmup()
+
+    @property
+    def last_result(self) -> SearchResult | None:
+        """The result of the last finished search started with ``record=True`` (a move the
+        game goes on with: GTP ``genmove``, NBoard ``go``) that was not cancelled."""
+        return self._last_result
 
     # --- state -------------------------------------------------------------------------------
     @property
@@ -174,13 +180,21 @@ class Session:
     def start(self, kind: str, limits: Limits, on_done: Callable[[SearchJob], None] | None = None,
               on_progress: Callable[[SearchJob, SearchResult], None] | None = None,
               progress_interval: float = 0.5, extra_moves: list[int] | None = None,
-              then_ponder: bool = False) -> SearchJob:
+              then_ponder: bool = False, record: bool = False) -> SearchJob:
         """Start a search of the current position (plus ``extra_moves``, for pondering).
 
+        ``limits`` is copied (the job's own stop event and the policy's cap go into the copy,
+        ``job.limits``), so a caller may keep and reuse its object.
         ``then_ponder``: once the result is out, go on searching the position after the chosen
         move in the same thread (when pondering is on) until the next command stops it.
+        ``record``: the search chooses the move the game goes on with; its result becomes
+        ``last_result`` when it finishes with a move and is not cancelled.  The record and
+        ``on_done`` happen in one hold of the output lock, the lock ``stop`` cancels under: a
+        cancel comes before both (nothing reported, nothing recorded) or after both (NBoard's
+        ``===`` line and ``last_result`` always agree).
         """
         self.stop()
+        limits = replace(limits)
         moves = list(self.game.moves) + list(extra_moves or [])
         position = self.game.position
         for m in extra_moves or []:
@@ -224,8 +238,13 @@ class Session:
             except BaseException as e:  # reported to the protocol, never silently lost
                 job.error = e
                 log.exception("search_failed", kind=kind)
-            if on_done is not None and not job.cancelled:
-                on_done(job)
+            with self.output.lock:
+                if not job.cancelled:
+                    found = job.result
+                    if record and found is not None and found.best_move is not None:
+                        self._last_result = found
+                    if on_done is not None:
+                        on_done(job)
             final = job.result
             if (then_ponder and self.options.ponder and final is not None
                     and final.best_move is not None and not job.stop.is_set()):

@@ -408,3 +408,34 @@ def test_table_priors_scale_the_square_values_among_siblings():
     table = table_for("valuemap", 0)
     by_value = sorted(r.moves, key=lambda m: table[m.move])
     assert by_value[0].prior == 0.0 and by_value[-1].prior == 1.0
+
+
+def test_wrappers_forward_the_whole_agent_protocol_and_nothing_else():
+    from engine_server.agents.base import Agent, AgentWrapper
+    from engine_server.search.driver import TreeSearch
+
+    # A capability added to Agent but not to AgentWrapper would answer its default for every
+    # wrapped agent (book=on, the root solver) without anyone noticing.
+    declared = {k for k in vars(Agent) if not k.startswith("_")} - {"name"}
+    assert declared == {k for k in vars(AgentWrapper) if not k.startswith("_")}
+    mcts = make_agent("mcts:threads=3,book=on", seed=1)  # book, root solver, 3 trees
+    assert mcts.threads == 3 and isinstance(mcts.tree, TreeSearch)
+    assert mcts.book_moves(Position.start()) and mcts.preferred_moves(MIDGAME) == []
+    mcts.search(MIDGAME, Limits(iterations=300, analysis=True))  # analysis: never the book
+    assert mcts.preferred_moves(MIDGAME) == mcts.tree.preferred_moves(MIDGAME) != []
+    best = make_agent("best:threads=2,book=on", seed=1)  # alpha-beta: no tree, two threads
+    assert best.threads == 2 and best.tree is None
+    r = best.search(MIDGAME, Limits(iterations=2000, analysis=True))
+    assert best.preferred_moves(MIDGAME) == [r.best_move]
+    # no forwarding beyond the protocol: the inner agent's own attributes stay its own
+    assert not hasattr(mcts, "trees") and not hasattr(best, "random_plies")
+
+
+def test_each_source_fills_its_own_typed_move_fields():
+    r = make_agent("dk", seed=1).search(MIDGAME, Limits(iterations=50))
+    assert all(m.mobility is not None and m.line_value is None for m in r.moves)
+    r = make_agent("minmax:n=2,k=2", seed=1).search(MIDGAME)
+    assert all(m.line_value is not None and m.mobility is None for m in r.moves)
+    r = make_agent("ab:depth=3", seed=1).search(MIDGAME)
+    assert r.moves[0].margin_bound == 0 and {m.margin_bound for m in r.moves} <= {-1, 0, 1}
+    assert all(m.book_games is None for m in r.moves)

@@ -221,14 +221,14 @@ def test_an_agent_with_the_book_answers_without_searching(book_file):
     assert r.stopped_by == "book" and r.search_nodes == 0
     assert r.best_move in Position.start().legal_moves()
     assert r.pv[0] == r.best_move and len(r.pv) > 1
-    assert r.moves[0].move == r.best_move and "book" in r.moves[0].extra
+    assert r.moves[0].move == r.best_move and r.moves[0].book_games is not None
     off = make_agent(f"best:book_file={book_file},book=off,depth=2")
     assert off.search(Position.start(), Limits(time=5)).stopped_by != "book"
     late = make_agent(f"best:book_file={book_file},book_depth=0,depth=2")
     assert late.search(Position.start(), Limits(time=5)).stopped_by != "book"
     # an analysis searches and marks the book's moves
     a = agent.search(Position.start(), Limits(depth=2, analysis=True))
-    assert a.stopped_by != "book" and all("book" in m.extra for m in a.moves)
+    assert a.stopped_by != "book" and all(m.book_games is not None for m in a.moves)
 
 
 def test_a_book_file_for_other_rules_is_not_used(book_file):

@@ -169,6 +169,12 @@ def test_a_capped_session_stops_a_search_without_a_clock_at_the_cap():
         job = s.start("genmove", Limits(time=30.0))
         assert job.limits.time == 0.3
         s.finish()
+        # the cap and the job's stop event go into the job's copy, not the caller's object
+        mine = Limits(time=30.0, deadline=time.monotonic() + 60)
+        job = s.start("genmove", mine)
+        assert (mine.time, mine.stop) == (30.0, None) and mine.deadline > time.monotonic() + 50
+        assert job.limits.time == 0.3 and job.limits.stop is job.stop
+        s.finish()
     finally:
         s.close()
 

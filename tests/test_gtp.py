@@ -229,6 +229,14 @@ def test_tree_is_kept_between_genmove_and_play(gtp):
     assert gtp.session.last_result.reused_fraction > 0
 
 
+def test_genmove_is_recorded_and_reg_genmove_is_not(gtp):
+    reply = gtp.send("genmove black")[0][2:]
+    first = gtp.session.last_result
+    assert first is not None and first.best_name == reply
+    gtp.send("reg_genmove white")
+    assert gtp.session.last_result is first
+
+
 def test_pondering_searches_on_the_opponents_time_and_is_stopped_by_the_next_command():
     h = Harness("gtp", agent="uct:iterations=2000", ponder=True, ponder_limit=30.0)
     try:

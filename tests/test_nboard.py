@@ -166,6 +166,23 @@ def test_tree_survives_move_and_set_game_continuations(nb):
     assert nb.session.last_result.reused_fraction > 0
 
 
+def test_the_session_records_go_and_never_a_search_ping_cancelled(nb):
+    nb.send(f"set game {GAME0}", "set depth 2", "ping 1", "go")
+    lines = nb.wait_for(lambda ls: any(l.startswith("=== ") for l in ls))
+    nb.wait()
+    played = _moves_of(lines, "=== ")[0][4:6]
+    first = nb.session.last_result
+    assert first is not None and first.best_name == played.lower()
+    nb.send("hint 3")  # an analysis is not a move: it does not replace the record
+    nb.wait_for(lambda ls: ls[-1] == "status")
+    assert nb.session.last_result is first
+    nb.session.set_agent("uct:iterations=100000000")
+    nb.send("set depth 60", "go")
+    time.sleep(0.2)
+    nb.send("ping 2")
+    assert nb.session.last_result is first
+
+
 def test_a_selective_search_reports_its_depth_and_confidence():
     """Hint lines of the alpha-beta carry the depth reached and the Multi-ProbCut confidence
     (NBoard shows them as Edax writes them: 12@93%)."""

@@ -92,9 +92,9 @@ def test_every_tree_agent_gets_the_same_numba_type():
     # one compiled (and cached) kernel serves every agent and every option value
     types = set()
     for name in AGENTS:
-        for tree in getattr(make_agent(name), "trees", []):
-            if isinstance(tree, TreeSearch):
-                types.add(numba.typeof(tree.config))
+        tree = make_agent(name).tree
+        if isinstance(tree, TreeSearch):
+            types.add(numba.typeof(tree.config))
     assert len(types) == 1
 
 

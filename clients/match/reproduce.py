@@ -343,7 +343,9 @@ def seed002_diagnostics(seed: int, positions: int = 20) -> dict:
         for pos in poss:
             agent = make_agent(spec, seed=seed)
             agent.search(pos, Limits(playouts=500))
-            _, _, stats, meta = agent.tree._arrays  # type: ignore[attr-defined]
+            tree = agent.tree
+            assert tree is not None, spec  # ocba and uct search a tree
+            _, _, stats, meta = tree._arrays
             st = stats[: meta[T.NEXT_FREE]]
             n = st[:, T.N]
             nodes.append(int((n > 0).sum()))

@@ -50,23 +50,20 @@ class AlphaBetaAgent(Agent):
         self.depth = params["depth"]
         self.random_plies = params["random"]
         self.table_bits = params["table"]
-        self.threads = params.get("threads", 1) or max(1, os.cpu_count() or 1)
+        self._threads = params.get("threads", 1) or max(1, os.cpu_count() or 1)
         pct = int(params.get("selectivity", 100))
         self.selectivity = SEL_EXACT if pct == 100 else SELECTIVITY_PCT.index(pct)
         self._mpc_file = params.get("mpc_file", "")
         self._mpc: dict[int, np.ndarray | None] = {}
 
-    # RootSolvingAgent asks its inner agent for a "tree" with preferred moves
     @property
-    def tree(self) -> "AlphaBetaAgent":
-        return self
-
-    @property
-    def trees(self) -> list["AlphaBetaAgent"]:
-        # with two threads the root solver searches beside the alpha-beta in the endgame
-        return [self] * self.threads
+    def threads(self) -> int:
+        # The midgame search runs them all over one shared table (Lazy SMP); in the endgame
+        # RootSolvingAgent, which wraps this agent, lends one of them to the root solver.
+        return int(self._threads)
 
     def preferred_moves(self, position: Position) -> list[int]:
+        # the transposition table's move for the root: the last iteration's best
         m = self._engine(int(position.rules)).table_move(position)
         return [] if m is None else [m]
 
@@ -107,6 +104,7 @@ class AlphaBetaAgent(Agent):
     def search(self, position: Position, limits: Limits | None = None,
                progress: ProgressCallback | None = None,
                progress_interval: float = 0.5, threads: int | None = None) -> SearchResult:
+        # ``threads`` changes nothing: the alpha-beta searches on one thread.
         t0 = time.monotonic()
         limits = limits or Limits()
         legal = position.legal_moves()
@@ -153,7 +151,7 @@ class AlphaBetaAgent(Agent):
                 continue
             discs, kind, depth = info
             st = MoveStat(mv, depth, float(np.clip(discs / 64.0, -1.0, 1.0)), margin=discs)
-            st.extra["kind"] = kind
+            st.margin_bound = kind
             if solved and kind == 0:
                 st.bound(int(round(discs)), int(round(discs)))
             stats.append(st)

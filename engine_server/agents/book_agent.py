@@ -18,7 +18,7 @@ from engine_server.game import PASS, Position, Rules
 from engine_server.search import book as B
 from engine_server.search.limits import Limits, MoveStat, ProgressCallback, SearchResult
 
-from .base import Agent, AgentSpecError, Param
+from .base import Agent, AgentSpecError, AgentWrapper, Param
 
 
 def book_params(default: str) -> tuple[Param, ...]:
@@ -42,21 +42,17 @@ def load_book_file(path: str) -> B.Book:
         raise AgentSpecError(f"book_file: {e}") from None
 
 
-class BookAgent(Agent):
+class BookAgent(AgentWrapper):
+    """The wrapped agent with an opening book in front of its searches (module docstring);
+    everything else of the agent protocol is the wrapped agent's."""
+
     def __init__(self, inner: Agent, spec: str, params: dict[str, Any]):
-        super().__init__(spec, params)
-        self.inner = inner
+        super().__init__(inner, spec, params)
         self.mode = str(params["book"])
         self.depth = int(params["book_depth"])
         self.spread = float(params["book_random"])
         self._rng = random.Random(params.get("seed", 1))
         self._file = load_book_file(params["book_file"]) if params["book_file"] else None
-
-    def __getattr__(self, name: str) -> Any:
-        # what a wrapped agent offers beyond the Agent interface (trees, preferred moves, ...)
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
 
     def book(self, rules: int) -> B.Book | None:
         if self._file is not None:
@@ -73,24 +69,24 @@ class BookAgent(Agent):
 
     def search(self, position: Position, limits: Limits | None = None,
                progress: ProgressCallback | None = None,
-               progress_interval: float = 0.5) -> SearchResult:
+               progress_interval: float = 0.5, threads: int | None = None) -> SearchResult:
         limits = limits or Limits()
         if not limits.analysis:
             hit = self._from_book(position)
             if hit is not None:
                 return hit
         if not limits.analysis:
-            return self.inner.search(position, limits, progress, progress_interval)
+            return self.inner.search(position, limits, progress, progress_interval, threads)
         marks = {m.move: m.games for m in self.book_moves(position)}
 
         def mark(r: SearchResult) -> SearchResult:
             for st in r.moves:
                 if st.move in marks:
-                    st.extra["book"] = marks[st.move]
+                    st.book_games = marks[st.move]
             return r
 
         report = None if progress is None else (lambda r: progress(mark(r)))
-        return mark(self.inner.search(position, limits, report, progress_interval))
+        return mark(self.inner.search(position, limits, report, progress_interval, threads))
 
     def _from_book(self, position: Position) -> SearchResult | None:
         t0 = time.monotonic()
@@ -106,22 +102,14 @@ class BookAgent(Agent):
             return None
         stats = []
         for m in moves:
-            st = MoveStat(m.move, m.games, max(-1.0, min(1.0, m.value / 64.0)),
-                          margin=m.value)
-            st.extra["book"] = m.games
-            stats.append(st)
+            stats.append(MoveStat(m.move, m.games, max(-1.0, min(1.0, m.value / 64.0)),
+                                  margin=m.value, book_games=m.games))
         listed = {st.move for st in stats}
         stats += [MoveStat(mv, 0, 0.0) for mv in position.legal_moves() if mv not in listed]
         stats.sort(key=lambda st: st.move != choice.move)
         return SearchResult(choice.move, stats, book.line(position, choice.move),
                             max(-1.0, min(1.0, choice.value / 64.0)), stopped_by="book",
                             agent=self.spec, elapsed=time.monotonic() - t0)
-
-    def advance(self, moves: list[int]) -> float:
-        return self.inner.advance(moves)
-
-    def reset(self) -> None:
-        self.inner.reset()
 
 
 __all__ = ["BookAgent", "book_params", "load_book_file"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from engine_server.search import rollout as R
@@ -19,7 +21,7 @@ def policy_id(name: str) -> int:
     return R.POLICY_NAMES[name]
 
 
-def table_maker(name: str):
+def table_maker(name: str) -> Callable[[int], np.ndarray]:
     def make(rules: int) -> np.ndarray:
         return R.table_for(name, rules)
     return make
@@ -34,7 +36,7 @@ def eval_params(default: float = 0.0) -> tuple[Param, ...]:
                   "leaf value, and the softmax temperature of evaluation priors", min=0.5))
 
 
-def weights_maker():
+def weights_maker() -> Callable[[int], np.ndarray]:
     from engine_server.eval.weights import default_weights
 
     return default_weights

@@ -22,20 +22,24 @@ weight times the child's mean back-propagated mobility, scaled to [0, 1] by /30.
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping
 
-from engine_server.game import REVERSED
+import numpy as np
+
+from engine_server.game import REVERSED, Position
 from engine_server.game.valuemaps import C_SQUARES, CORNERS, X_SQUARES
 from engine_server.search import tree as T
 from engine_server.search.driver import Budget, TreeSearch
+from engine_server.search.limits import MoveStat
 
-from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
+from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
 from .common import table_maker
 from .playout_agents import AVOID
 from .tree_agent import TreeAgent
 
 
-def adjusted_score(move: int, n: float, win_rate: float, total: float, position,
-                   p: dict, mobility: float = 0.0) -> float:
+def adjusted_score(move: int, n: float, win_rate: float, total: float, position: Position,
+                   p: Mapping[str, Any], mobility: float = 0.0) -> float:
     """Seed 004's UCTFinal of one move from its visits ``n`` and win rate (see module doc)."""
     if n <= 0:
         return float("inf")
@@ -57,7 +61,8 @@ def adjusted_score(move: int, n: float, win_rate: float, total: float, position,
     return uct + inner - greed - pen + p.get("mobility", 0.0) * mobility / 30.0
 
 
-def adjusted_scores(links, stats, first, count, position, p) -> dict[int, float]:
+def adjusted_scores(links: np.ndarray, stats: np.ndarray, first: int, count: int,
+                    position: Position, p: Mapping[str, Any]) -> dict[int, float]:
     total = sum(stats[i, T.N] for i in range(first, first + count))
     out = {}
     for i in range(first, first + count):
@@ -71,7 +76,8 @@ def adjusted_scores(links, stats, first, count, position, p) -> dict[int, float]
 DEFAULT_KNOWLEDGE = {"uct_c": 1.414, "a": 0.1, "b": 1.5, "c": 0.5, "d": 0.25}
 
 
-def knowledge_choice(moves, position, p: dict = DEFAULT_KNOWLEDGE) -> int:
+def knowledge_choice(moves: list[MoveStat], position: Position,
+                     p: Mapping[str, Any] = DEFAULT_KNOWLEDGE) -> int:
     """The move with the best adjusted score among MoveStats (for agents that borrow seed 004's
     final choice)."""
     total = sum(m.visits for m in moves)
@@ -79,24 +85,26 @@ def knowledge_choice(moves, position, p: dict = DEFAULT_KNOWLEDGE) -> int:
                                                     position, p), m.visits)).move
 
 
-def _make(spec, p):
+def _make(spec: str, p: dict[str, Any]) -> Agent:
     if p["d"] > p["c"]:
         from .base import AgentSpecError
         raise AgentSpecError(f"dk: the post requires d <= c, got c={p['c']}, d={p['d']}")
     cfg = T.tree_config(select=T.SELECT_UCB1, explore=p["uct_c"], logk=1.0, q01=True,
                         expand_at=0, descend=False, sims=p["nSims"], policy=AVOID[p["avoid"]])
 
-    def final(links, stats, first, count, position):
+    def final(links: np.ndarray, stats: np.ndarray, first: int, count: int,
+              position: Position) -> int:
         s = adjusted_scores(links, stats, first, count, position, p)
         return max(s, key=lambda i: (s[i], stats[i, T.N]))
 
-    def extras(links, stats, i, position):
+    def describe(links: np.ndarray, stats: np.ndarray, i: int, position: Position,
+                 m: MoveStat) -> None:
         n = stats[i, T.N]
-        return {"mobility": float(stats[i, T.MOB] / n) if n else 0.0}
+        m.mobility = float(stats[i, T.MOB] / n) if n else 0.0
 
     budget = lambda pos: Budget(iterations=p["max_iter"])
     return TreeAgent(spec, p, TreeSearch("dk", cfg, table_maker("random"), p["seed"], budget,
-                                         final, p["memory"] << 20, move_extras=extras))
+                                         final, p["memory"] << 20, describe_move=describe))
 
 
 DK = AgentInfo(

@@ -10,17 +10,18 @@ endgame solve at leaves with few empties, tree reuse, root parallelism over ``th
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from engine_server.search import tree as T
 from engine_server.search.driver import Budget, TreeSearch, most_visits
 
-from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
+from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
 from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker
 from .parallel import ParallelAgent
 from .root_solving import ROOT_PARAMS, RootSolvingAgent
 
 
-def _make(spec, p):
+def _make(spec: str, p: dict[str, Any]) -> Agent:
     cfg = T.tree_config(select=T.SELECT_UCB1, explore=p["c"], logk=2.0, q01=True, expand_at=0,
                         sim_all=True, reward=T.REWARD_WIN, policy=policy_id(p["rollout"]),
                         solver=True, solve_empties=p["solve_empties"],

@@ -16,15 +16,17 @@ Choices the paper leaves open (docs/reference/design-notes.md section 3), all pa
 
 from __future__ import annotations
 
+from typing import Any
+
 from engine_server.search import tree as T
 from engine_server.search.driver import Budget, TreeSearch, best_mean
 
-from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
+from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
 from .common import policy_id, rollout_param, table_maker
 from .tree_agent import TreeAgent
 
 
-def _make(spec, p):
+def _make(spec: str, p: dict[str, Any]) -> Agent:
     select = T.SELECT_OCBA_EQUAL if p["sigma"] == "equal" else T.SELECT_OCBA
     cfg = T.tree_config(select=select, n0=p["n0"], sigma0=p["sigma0"], expand_at=1,
                         descend=True, reward=T.REWARD_RATIO, policy=policy_id(p["rollout"]))

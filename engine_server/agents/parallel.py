@@ -14,6 +14,7 @@ from typing import Callable
 from engine_server.game import Position
 from engine_server.search.driver import TreeSearch
 from engine_server.search.limits import (
+    Candidate,
     Limits,
     MoveStat,
     ProgressCallback,
@@ -51,7 +52,8 @@ def merge_results(results: list[SearchResult], agent: str,
         moves.append(m)
     best = None
     if moves:
-        candidates = [(m.move, m.lower, m.upper, m.visits, m.value) for m in moves]
+        candidates: list[Candidate] = [(m.move, m.lower, m.upper, m.visits, m.value)
+                                       for m in moves]
         preferred = max(moves, key=lambda m: (m.visits, m.value)).move
         if choose is not None:
             # the knowledge-based pick only among moves the proofs leave open
@@ -86,8 +88,16 @@ class ParallelAgent(Agent):
         self._choose = choose
 
     @property
+    def threads(self) -> int:
+        return len(self.trees)
+
+    @property
     def tree(self) -> TreeSearch:
         return self.trees[0]
+
+    def preferred_moves(self, position: Position) -> list[int]:
+        # the first tree's: it runs on the calling thread and is never lent to the root solver
+        return self.trees[0].preferred_moves(position)
 
     def search(self, position: Position, limits: Limits | None = None,
                progress: ProgressCallback | None = None,
@@ -128,7 +138,8 @@ class ParallelAgent(Agent):
                 t.join()
         finally:
             unchain()
-        choose = (lambda ms: self._choose(ms, position)) if self._choose is not None else None
+        pick = self._choose
+        choose = None if pick is None else (lambda ms: pick(ms, position))
         out = merge_results([r for r in results if r is not None], self.name, choose)
         out.elapsed = time.monotonic() - t0
         return out

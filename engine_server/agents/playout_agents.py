@@ -27,7 +27,7 @@ class PolicyAgent(Agent):
 
     def search(self, position: Position, limits: Limits | None = None,
                progress: ProgressCallback | None = None,
-               progress_interval: float = 0.5) -> SearchResult:
+               progress_interval: float = 0.5, threads: int | None = None) -> SearchResult:
         t0 = time.monotonic()
         P, O = position.bitboards()
         mv = int(R.choose_move(P, O, self._policy, int(position.rules), self._table, self._rng))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from pathlib import Path
+from typing import Any
 
 from engine_server.eval.evaluator import Evaluator, NetEvaluator
 from engine_server.eval.net import NetError, NetModel, default_net_path, load_net
@@ -31,7 +32,7 @@ from engine_server.search.batched import BatchedTreeSearch
 from engine_server.search.driver import Budget, TreeSearch, most_visits
 from engine_server.search.limits import Limits, ProgressCallback, SearchResult
 
-from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, AgentSpecError, Param
+from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, AgentSpecError, Param
 from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker
 from .root_solving import ROOT_PARAMS, RootSolvingAgent
 from .tree_agent import TreeAgent
@@ -100,10 +101,10 @@ class PuctAgent(RootSolvingAgent):
 
     def search(self, position: Position, limits: Limits | None = None,
                progress: ProgressCallback | None = None,
-               progress_interval: float = 0.5) -> SearchResult:
+               progress_interval: float = 0.5, threads: int | None = None) -> SearchResult:
         if self.root_empties < 0 and self.nets.models.get(int(position.rules)) is None:
-            return self.inner.search(position, limits, progress, progress_interval)
-        return super().search(position, limits, progress, progress_interval)
+            return self.inner.search(position, limits, progress, progress_interval, threads)
+        return super().search(position, limits, progress, progress_interval, threads)
 
 
 # root_solve=-1 means "by the time" only where a network plays (PuctAgent)
@@ -113,7 +114,7 @@ _ROOT_PARAMS = tuple(
     if q.name == "root_solve" else q for q in ROOT_PARAMS)
 
 
-def _make(spec, p):
+def _make(spec: str, p: dict[str, Any]) -> Agent:
     plain = T.tree_config(select=T.SELECT_PUCT, explore=p["c_puct"], expand_at=0,
                           descend=False, sims=1, policy=policy_id(p["rollout"]), eval=p["eval"],
                           eval_scale=p["eval_scale"])

@@ -10,9 +10,11 @@ beside the tree search and merges the two:
   that outcome, else the solver's move (a partial exact search never replaces a finished WLD);
 * every move's proven bounds reach the result, so the protocols can show exact values.
 
-With a clock and two or more trees, the solver takes one tree's thread; with one tree (a
-single-threaded engine) or a budget without a clock (iterations, playouts: reproducible runs),
-it runs first, on a share of the time or a node budget, and the tree gets the rest.
+With a clock and an agent of two or more ``threads``, the solver takes one of them; with one
+(a single-threaded engine) or a budget without a clock (iterations, playouts: reproducible
+runs), it runs first, on a share of the time or a node budget, and the tree gets the rest.
+It uses only the agent protocol of the agent it wraps (``threads``, ``preferred_moves``,
+``search(..., threads=)``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from engine_server.search.limits import (
 )
 from engine_server.search.rootsolve import RootProof, RootSolver
 
-from .base import Agent, Param
+from .base import Agent, AgentWrapper, Param
 
 ROOT_PARAMS = (
     Param("root_solve", int, -1, "solve the root exactly at or below this many empties (-1: "
@@ -95,31 +97,15 @@ def apply_proof(result: SearchResult, proof: RootProof) -> SearchResult:
     return result
 
 
-class RootSolvingAgent(Agent):
+class RootSolvingAgent(AgentWrapper):
     """A tree agent with an exact root solver beside it (see the module docstring)."""
 
     def __init__(self, inner: Agent, spec: str, params: dict[str, Any],
                  table_bits: int = 20):
-        super().__init__(spec, params)
-        self.inner = inner
+        super().__init__(inner, spec, params)
         self.root_solver = RootSolver(table_bits)
         self.root_empties = int(params.get("root_solve", -1))
         self.root_nodes = int(params.get("root_nodes", 10_000_000))
-
-    # the inner agent's tree, for tests and tools that look inside
-    @property
-    def tree(self):
-        return self.inner.tree  # type: ignore[attr-defined]
-
-    @property
-    def trees(self):
-        return getattr(self.inner, "trees", [self.tree])
-
-    def advance(self, moves: list[int]) -> float:
-        return self.inner.advance(moves)
-
-    def reset(self) -> None:
-        self.inner.reset()
 
     def _threshold(self, seconds: float | None) -> int:
         if self.root_empties >= 0:
@@ -128,18 +114,20 @@ class RootSolvingAgent(Agent):
 
     def search(self, position: Position, limits: Limits | None = None,
                progress: ProgressCallback | None = None,
-               progress_interval: float = 0.5) -> SearchResult:
+               progress_interval: float = 0.5, threads: int | None = None) -> SearchResult:
         t0 = time.monotonic()
         limits = limits or Limits()
         deadline = limits.absolute_deadline(t0)
         seconds = None if deadline is None else deadline - t0
         if position.is_game_over() or position.empties > self._threshold(seconds):
-            return self.inner.search(position, limits, progress, progress_interval)
+            return self.inner.search(position, limits, progress, progress_interval, threads)
         forced = len(position.legal_moves()) <= 1
-        trees = len(self.trees)
-        if deadline is not None and trees >= 2 and not forced:
-            return self._beside(position, limits, deadline, progress, progress_interval)
-        return self._before(position, limits, deadline, progress, progress_interval, forced)
+        available = self.threads if threads is None else max(1, min(threads, self.threads))
+        if deadline is not None and available >= 2 and not forced:
+            return self._beside(position, limits, deadline, progress, progress_interval,
+                                available)
+        return self._before(position, limits, deadline, progress, progress_interval, forced,
+                            threads)
 
     def _solver_limits(self, deadline: float | None, t0: float, forced: bool
                        ) -> tuple[float | None, int | None]:
@@ -152,13 +140,13 @@ class RootSolvingAgent(Agent):
 
     def _before(self, position: Position, limits: Limits, deadline: float | None,
                 progress: ProgressCallback | None, interval: float,
-                forced: bool = False) -> SearchResult:
+                forced: bool = False, threads: int | None = None) -> SearchResult:
         """Solver first, then the tree with what is left (one thread)."""
         t0 = time.monotonic()
         solve_deadline, nodes = self._solver_limits(deadline, t0, forced)
         proof = self.root_solver.run(position, solve_deadline, limits.stop, nodes,
                                      all_moves=limits.analysis,
-                                     preferred=lambda: self.tree.preferred_moves(position))
+                                     preferred=lambda: self.inner.preferred_moves(position))
         if proof.exact or limits.stopped():
             # The tree only reports what it already knows (no iterations): the answer is in.
             inner = Limits(iterations=0, stop=limits.stop)
@@ -171,14 +159,16 @@ class RootSolvingAgent(Agent):
         wrapped = None
         if progress is not None:
             wrapped = lambda r: progress(apply_proof(r, proof))  # noqa: E731
-        r = self.inner.search(position, inner, wrapped, interval)
+        r = self.inner.search(position, inner, wrapped, interval, threads)
         r = apply_proof(r, proof)
         r.elapsed = time.monotonic() - t0
         return r
 
     def _beside(self, position: Position, limits: Limits, deadline: float,
-                progress: ProgressCallback | None, interval: float) -> SearchResult:
-        """Solver in its own thread, the tree on the other threads, until either is done."""
+                progress: ProgressCallback | None, interval: float,
+                threads: int) -> SearchResult:
+        """Solver in its own thread, the tree on the other ``threads - 1``, until either is
+        done."""
         t0 = time.monotonic()
         tree_stop = threading.Event()
         solver_stop = threading.Event()
@@ -188,7 +178,7 @@ class RootSolvingAgent(Agent):
         def preferred() -> list[int]:
             # the tree's favourites once it has searched a little (its root is synced first)
             time.sleep(min(PREFERRED_WAIT, max(0.0, (deadline - time.monotonic()) / 4)))
-            return self.tree.preferred_moves(position)
+            return self.inner.preferred_moves(position)
 
         def solve() -> None:
             try:
@@ -208,8 +198,7 @@ class RootSolvingAgent(Agent):
                        playouts=limits.playouts, stop=tree_stop, analysis=limits.analysis)
         r = None
         try:
-            r = self.inner.search(position, inner, wrapped, interval,  # type: ignore[call-arg]
-                                  threads=len(self.trees) - 1)
+            r = self.inner.search(position, inner, wrapped, interval, threads=threads - 1)
         finally:
             # A tree that settled the move itself (unless every move's value is wanted), or
             # failed, ends the solver too; otherwise the solver goes on to its own end (proof,

@@ -6,15 +6,21 @@ Rewards are win / draw / loss = 1 / 0.5 / 0 as in Alg. 3.1 (stored as +1 / 0 / -
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
+from engine_server.game import Position
 from engine_server.search import tree as T
 from engine_server.search.driver import Budget, TreeSearch, best_mean, most_visits
+from engine_server.search.limits import MoveStat
 
-from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
+from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
 from .common import policy_id, rollout_param, table_maker
 from .tree_agent import TreeAgent
 
 
-def _minmax_line_value(links, stats, root_child):
+def _minmax_line_value(links: np.ndarray, stats: np.ndarray, root_child: int) -> float:
     """Alg. 3.3's value of a root child: the mean at the end of its greedy line."""
     node = root_child
     sign = 1.0
@@ -30,11 +36,17 @@ def _minmax_line_value(links, stats, root_child):
     return sign * stats[node, T.W] / n
 
 
-def _minmax_final(links, stats, first, count, position):
+def _minmax_final(links: np.ndarray, stats: np.ndarray, first: int, count: int,
+                  position: Position) -> int:
     return max(range(first, first + count), key=lambda i: _minmax_line_value(links, stats, i))
 
 
-def _make_shallow(spec, p):
+def _describe_minmax(links: np.ndarray, stats: np.ndarray, i: int, position: Position,
+                     m: MoveStat) -> None:
+    m.line_value = _minmax_line_value(links, stats, i)
+
+
+def _make_shallow(spec: str, p: dict[str, Any]) -> Agent:
     cfg = T.tree_config(select=T.SELECT_ROUND_ROBIN, expand_at=T.NEVER_EXPAND,
                         policy=policy_id(p["rollout"]))
     budget = lambda pos: Budget(playouts=p["n"] * max(1, len(pos.legal_moves())))
@@ -42,7 +54,7 @@ def _make_shallow(spec, p):
                                          budget, best_mean, p["memory"] << 20))
 
 
-def _make_minmax(spec, p):
+def _make_minmax(spec: str, p: dict[str, Any]) -> Agent:
     cfg = T.tree_config(select=T.SELECT_MINMAX, depth=p["k"], per_node=p["n"],
                         policy=policy_id(p["rollout"]))
     # Alg. 3.3 ends when every root child's line is complete ("done"); no count needed.
@@ -50,11 +62,10 @@ def _make_minmax(spec, p):
     return TreeAgent(spec, p, TreeSearch(
         "minmax", cfg, table_maker(p["rollout"]), p["seed"], budget, _minmax_final,
         p["memory"] << 20,
-        move_extras=lambda links, stats, i, pos: {"line_value": _minmax_line_value(links, stats,
-                                                                                   i)}))
+        describe_move=_describe_minmax))
 
 
-def _make_ucb1(spec, p):
+def _make_ucb1(spec: str, p: dict[str, Any]) -> Agent:
     cfg = T.tree_config(select=T.SELECT_UCB1, explore=p["c"], logk=2.0, q01=True,
                         parent_sum=True, expand_at=p["n"], descend=True,
                         policy=policy_id(p["rollout"]))

@@ -22,9 +22,13 @@ class TreeAgent(Agent):
     def tree(self) -> TreeSearch:
         return self._search
 
+    def preferred_moves(self, position: Position) -> list[int]:
+        return self._search.preferred_moves(position)
+
     def search(self, position: Position, limits: Limits | None = None,
                progress: ProgressCallback | None = None,
-               progress_interval: float = 0.5) -> SearchResult:
+               progress_interval: float = 0.5, threads: int | None = None) -> SearchResult:
+        # one tree, one thread: ``threads`` cannot ask for fewer
         return self._search.search(position, limits, progress, progress_interval)
 
     def advance(self, moves: list[int]) -> float:

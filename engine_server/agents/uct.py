@@ -13,15 +13,17 @@ expanded with all its children and each is simulated once in the same iteration.
 
 from __future__ import annotations
 
+from typing import Any
+
 from engine_server.search import tree as T
 from engine_server.search.driver import Budget, TreeSearch, most_visits
 
-from .base import COMMON_PARAMS, TREE_PARAMS, AgentInfo, Param
+from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
 from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker
 from .root_solving import ROOT_PARAMS
 
 
-def _make(spec, p):
+def _make(spec: str, p: dict[str, Any]) -> Agent:
     from .tree_agent import TreeAgent
 
     reward = T.REWARD_RATIO if p["reward"] == "ratio" else T.REWARD_WIN

@@ -19,6 +19,8 @@ is the standard score of the mirrored count (opponent's discs minus own discs).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
@@ -52,28 +54,34 @@ XS_MULT = U(0x2545F4914F6CDD1D)
 PASS = 64  # the move index of a pass
 
 
-@intrinsic
-def popcount(typingctx, x):
-    """Number of set bits of a uint64, as int64 (LLVM ctpop)."""
-    if x != types.uint64:
-        return None
+if TYPE_CHECKING:
+    # What the intrinsics are to their callers; mypy would otherwise see numba's intrinsic
+    # object, whose call signature is the typing hook's (typingctx, x).
+    def popcount(x: np.uint64) -> int: ...
 
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
+    def lowest_square(x: np.uint64) -> int: ...
+else:
+    @intrinsic
+    def popcount(typingctx, x):
+        """Number of set bits of a uint64, as int64 (LLVM ctpop)."""
+        if x != types.uint64:
+            return None
 
-    return types.int64(types.uint64), codegen
+        def codegen(context, builder, signature, args):
+            return builder.ctpop(args[0])
 
+        return types.int64(types.uint64), codegen
 
-@intrinsic
-def lowest_square(typingctx, x):
-    """Index of the lowest set bit of a non-zero uint64, as int64 (LLVM cttz)."""
-    if x != types.uint64:
-        return None
+    @intrinsic
+    def lowest_square(typingctx, x):
+        """Index of the lowest set bit of a non-zero uint64, as int64 (LLVM cttz)."""
+        if x != types.uint64:
+            return None
 
-    def codegen(context, builder, signature, args):
-        return builder.cttz(args[0], context.get_constant(types.boolean, False))
+        def codegen(context, builder, signature, args):
+            return builder.cttz(args[0], context.get_constant(types.boolean, False))
 
-    return types.int64(types.uint64), codegen
+        return types.int64(types.uint64), codegen
 
 
 @njit(cache=True, inline="always")

@@ -396,7 +396,7 @@ class GtpHandler:
                 self.out.write_for(job, self._info_line(result, analyze))
 
         job = self.session.start("genmove", limits, on_progress=on_progress,
-                                 progress_interval=interval)
+                                 progress_interval=interval, record=play)
         self.session.finish()
         r = job.result
         if r is None or r.best_move is None:
@@ -407,7 +407,6 @@ class GtpHandler:
             self.out.write(self._info_line(r, analyze))
         if play:
             self.session.play(r.best_move)
-            self.session.last_result = r
             log.info("move", move=move_text(r.best_move, upper=False), **r.summary())
         else:
             while len(self.session.game.moves) > n_before:
@@ -524,7 +523,7 @@ class GtpHandler:
         rate is its outcome (1, 0.5, 0) and its score is exact once solved."""
         parts = []
         shown = [m for m in r.moves if m.visits > 0 or m.proven is not None
-                 or "book" in m.extra
+                 or m.book_games is not None
                  or m.move == r.best_move]  # never an empty line: it would end the response
         if r.exact:  # solved: rank by exact margin (unsolved moves last)
             ranked = sorted(shown, key=lambda m: (m.move != r.best_move, not m.exact, -m.eval))
@@ -537,10 +536,10 @@ class GtpHandler:
             mv = move_text(m.move) if m.move != PASS else "pass"
             # a key-value pair analysis readers skip when they do not know it: the move is in
             # the opening book, reached by that many games
-            book = f"book {m.extra['book']} " if "book" in m.extra else ""
+            book = f"book {m.book_games} " if m.book_games is not None else ""
             if r.search_nodes > 0 and r.iterations > 0:
                 # a depth-first search: its depth and Multi-ProbCut confidence (100: none)
-                book += f"depth {r.iterations} selectivity {r.selectivity} "
+                book = f"depth {r.iterations} selectivity {r.selectivity} " + book
             if kind == "lz":
                 parts.append(
                     f"info move {mv} visits {m.visits} winrate {int(round(wr * 10000))} "

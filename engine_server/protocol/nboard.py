@@ -243,10 +243,9 @@ class NBoardHandler:
                 job, f"nodestats {r.nodes} {r.elapsed:.2f}",
                 f"=== {move_text(r.best_move)}/{r.eval:.2f}/{elapsed:.3f}", "status")
             if wrote:
-                self.session.last_result = r
                 log.info("move", move=move_text(r.best_move), **r.summary())
 
-        self.session.start("go", limits, on_done=done, then_ponder=True)
+        self.session.start("go", limits, on_done=done, then_ponder=True, record=True)
 
     def _clock(self, side: Color) -> Clock | None:
         if self.tc is None or self.tc.main <= 0:

@@ -348,7 +348,7 @@ class WebHandler:
 
         self._job_kind, self._job_color = "move", color
         self._job = session.start("move", limits, on_done=done, on_progress=progress,
-                                  progress_interval=self.progress_interval)
+                                  progress_interval=self.progress_interval, record=True)
         if self.on_search is not None:
             self.on_search(self._job)
         self._write(self.state())

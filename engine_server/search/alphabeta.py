@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from numba import njit, types
@@ -263,7 +264,7 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
                 if -cu >= beta:
                     return -cu
         if sq == hash_move:
-            key = -(1 << 40)
+            key = np.int64(-(1 << 40))
         else:
             # fastest first: the opponent's mobility after the move, corners counted twice;
             # deeper, plus the evaluation of the move (a move of the opponent ~ 4 discs)
@@ -462,9 +463,10 @@ class AlphaBeta:
             if legal == [PASS]:
                 m = PASS
             else:
-                m = self.table_move(pos)
-                if m is None or m not in legal:
+                found = self.table_move(pos)
+                if found is None or found not in legal:
                     break
+                m = found
             out.append(m)
             pos = pos.play(m)
             if pos.bitboards() in seen:
@@ -475,7 +477,8 @@ class AlphaBeta:
     def search(self, position: Position, deadline: float | None = None,
                stop: threading.Event | None = None, max_depth: int = 60,
                max_nodes: int | None = None, analysis: bool = False,
-               on_iteration=None, moves: list[int] | None = None,
+               on_iteration: Callable[[ABResult], None] | None = None,
+               moves: list[int] | None = None,
                selectivity: int = SEL_EXACT, mpc: np.ndarray | None = None,
                threads: int = 1) -> ABResult:
         """``moves``: search only these root moves (the book builder values the moves that
@@ -494,8 +497,10 @@ class AlphaBeta:
             self._helpers.append(np.zeros(CTL_SIZE, np.int64))
         return self._helpers[:n]
 
-    def _search(self, position, deadline, stop, max_depth, max_nodes, analysis,
-                on_iteration, only, sel, mpc, threads) -> ABResult:
+    def _search(self, position: Position, deadline: float | None,
+                stop: threading.Event | None, max_depth: int, max_nodes: int | None,
+                analysis: bool, on_iteration: Callable[[ABResult], None] | None,
+                only: list[int] | None, sel: int, mpc: np.ndarray, threads: int) -> ABResult:
         t0 = time.monotonic()
         P, O = position.bitboards()
         rules = np.int64(int(position.rules))
@@ -596,6 +601,7 @@ class AlphaBeta:
                         "nodes" if ctl[NODES] >= ctl[LIMIT] else "time")
                     break
                 if on_iteration is not None:
+                    assert best is not None  # set by the iteration that just finished
                     on_iteration(self._result(position, best, moves_info, t0, "", order))
                 # next iteration: best move first, then by this iteration's values
                 ranked = sorted(range(len(order)), key=lambda k: (order[k] != rb, -scores[k]))
@@ -622,7 +628,9 @@ class AlphaBeta:
         r.nodes += sum(int(c[NODES]) for c in helpers)
         return r
 
-    def _helper(self, P, O, rules, order, max_depth, ctl, mpc, current, k) -> None:
+    def _helper(self, P: np.uint64, O: np.uint64, rules: np.int64, order: list[int],
+                max_depth: int, ctl: np.ndarray, mpc: np.ndarray, current: list[int],
+                k: int) -> None:
         """A Lazy SMP helper: iterative deepening of the same root over the shared table,
         one or two plies ahead of the main thread, so that its entries are ready when the main
         thread gets there.  Its values are never used directly."""
@@ -636,8 +644,9 @@ class AlphaBeta:
                         self.keys, self.data, ctl, arr, scores, kinds, False, mpc)
             depth = max(depth + 1, current[0] + 1 + (k & 1))
 
-    def _result(self, position, best: Iteration, moves_info, t0, stopped_by, order
-                ) -> ABResult:
+    def _result(self, position: Position, best: Iteration,
+                moves_info: dict[int, tuple[float, int, int]], t0: float, stopped_by: str,
+                order: list[int]) -> ABResult:
         pv = self.pv(position, best.move, max(1, best.depth)) if best.move is not None else []
         return ABResult(best.move, best.score / SCALE, best.depth if best.complete else
                         max(0, best.depth - 1), int(self.ctl[NODES]),

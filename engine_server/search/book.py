@@ -280,7 +280,9 @@ class Book:
 
 def save(path: str | Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
     order = np.lexsort((arrays["O"], arrays["P"]))
-    out = {k: np.ascontiguousarray(arrays[k][order], dtype=t) for k, t in ARRAYS.items()}
+    # Any: numpy's stub types savez's keywords as arrays or its own allow_pickle flag
+    out: dict[str, Any] = {k: np.ascontiguousarray(arrays[k][order], dtype=t)
+                           for k, t in ARRAYS.items()}
     header = dict(meta, format=FORMAT, positions=int(order.shape[0]))
     out["meta"] = np.frombuffer(json.dumps(header, sort_keys=True).encode(), np.uint8)
     with open(path, "wb") as f:

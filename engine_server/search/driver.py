@@ -30,27 +30,33 @@ SOLVER_TABLE_BITS = 18    # 8 MiB per tree; proven bounds are reused across the 
 
 # final choice: (links, stats, first, count, position) -> child row
 FinalChoice = Callable[[np.ndarray, np.ndarray, int, int, Position], int]
+# an agent's own figures of a root move: (links, stats, child row, position, its MoveStat)
+DescribeMove = Callable[[np.ndarray, np.ndarray, int, Position, MoveStat], None]
 
 
-def most_visits(links, stats, first, count, position) -> int:
+def most_visits(links: np.ndarray, stats: np.ndarray, first: int, count: int,
+                position: Position) -> int:
     rows = range(first, first + count)
     return max(rows, key=lambda i: (stats[i, T.N], _mean(stats, i)))
 
 
-def best_mean(links, stats, first, count, position) -> int:
+def best_mean(links: np.ndarray, stats: np.ndarray, first: int, count: int,
+              position: Position) -> int:
     rows = range(first, first + count)
     return max(rows, key=lambda i: (_mean(stats, i) if stats[i, T.N] > 0 else -2.0,
                                     stats[i, T.N]))
 
 
-def _solver_choice(links, stats, first, count, chosen: int) -> int:
+def _solver_choice(links: np.ndarray, stats: np.ndarray, first: int, count: int,
+                   chosen: int) -> int:
     """The final choice under the children's proven bounds (see ``choose_under_bounds``)."""
     return choose_under_bounds(
         [(i, float(stats[i, T.LO]), float(stats[i, T.HI]), float(stats[i, T.N]),
           _mean(stats, i)) for i in range(first, first + count)], chosen)
 
 
-def _unassailable(links, stats, gained: float, t0: float, deadline: float) -> bool:
+def _unassailable(links: np.ndarray, stats: np.ndarray, gained: float, t0: float,
+                  deadline: float) -> bool:
     """Whether the root's most-visited child keeps the most visits even if every visit left
     before the deadline went to the runner-up; ``gained`` root visits since ``t0`` give the rate
     (visits, not iterations: an iteration that simulates every new child adds several).  Never true
@@ -65,7 +71,7 @@ def _unassailable(links, stats, gained: float, t0: float, deadline: float) -> bo
     return bool(n[-1] - n[-2] > left)
 
 
-def _mean(stats, i) -> float:
+def _mean(stats: np.ndarray, i: int) -> float:
     n = stats[i, T.N]
     return float(stats[i, T.W] / n) if n > 0 else 0.0
 
@@ -90,7 +96,7 @@ class TreeSearch:
                  default_budget: Callable[[Position], Budget],
                  final_choice: FinalChoice = most_visits,
                  memory: int = DEFAULT_MEMORY,
-                 move_extras: Callable[[np.ndarray, np.ndarray, int, Position], dict] | None = None,
+                 describe_move: DescribeMove | None = None,
                  early_stop: bool = False,
                  make_weights: Callable[[int], np.ndarray] | None = None):
         if memory < 1 << 20:
@@ -108,7 +114,7 @@ class TreeSearch:
         self.rng = bb.make_rng(seed)
         self._default_budget = default_budget
         self._final = final_choice
-        self._move_extras = move_extras
+        self._describe_move = describe_move
         # Stop before the deadline once the most-visited move cannot be caught (KataGo does the
         # same); only meaningful for agents whose final choice is the most visits.
         self.early_stop = early_stop
@@ -267,6 +273,7 @@ class TreeSearch:
                 assert self._make_weights is not None  # __init__ refuses eval without weights
                 self._weights = self._make_weights(int(position.rules))
         cfg, table = self._cfg, self._table
+        assert table is not None  # made with the config for these rules just above
         if cfg.solve_empties > 0 and self._solver_arrays[0].shape[0] < 1 << 10:
             self._solver_arrays = (EG.new_table(SOLVER_TABLE_BITS), EG.new_control())
         bbs, links, stats, meta = self._arrays
@@ -377,11 +384,12 @@ class TreeSearch:
                 best_row = _solver_choice(links, stats, first, count, best_row)
             for i in range(first, first + count):
                 n = stats[i, T.N]
-                extra = self._move_extras(links, stats, i, position) if self._move_extras else {}
                 m = MoveStat(
                     move=int(links[i, T.MOVE]), visits=int(n), value=_mean(stats, i),
                     prior=float(stats[i, T.PRIOR]),
-                    margin=float(stats[i, T.MARGIN] / n) if n > 0 else None, extra=extra)
+                    margin=float(stats[i, T.MARGIN] / n) if n > 0 else None)
+                if self._describe_move is not None:
+                    self._describe_move(links, stats, i, position, m)
                 m.bound(int(stats[i, T.LO]), int(stats[i, T.HI]))
                 moves.append(m)
             best_move = int(links[best_row, T.MOVE])

@@ -474,7 +474,8 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
                                         ((d >> _UP_SHIFT) & 255) - 64, alpha, beta)
         if cut:
             return v
-        hash_move = (d >> _MOVE_SHIFT) & 255
+        # mypy: an np.int64 where _NO_SQ gave an int; numba types both as int64
+        hash_move = (d >> _MOVE_SHIFT) & 255  # type: ignore[assignment]
     alpha_in = alpha
 
     base = SCRATCH + n * SLOT
@@ -604,7 +605,8 @@ def solve_root_eval(P, O, alpha, beta, rules, tt, ctl, W):
     hash_move = _NO_SQ
     j = _tt_find(tt, _tt_index(tt, P, O), P, O, rules)
     if j >= 0:
-        hash_move = (np.int64(tt[j, TT_DATA]) >> _MOVE_SHIFT) & 255
+        # mypy: as in _deep
+        hash_move = (np.int64(tt[j, TT_DATA]) >> _MOVE_SHIFT) & 255  # type: ignore[assignment]
     mm = moves
     while mm != U0:
         m = mm & (~mm + U1)
@@ -778,6 +780,7 @@ class Solver:
         w = self._window(position, lo, hi, deadline, stop, max_nodes)
         if w.finished:
             score = w.value
+            assert score is not None  # a finished window has its value
             if mode == "wld":
                 score = (score > 0) - (score < 0)
             return SolveResult(score, w.move, w.nodes, time.monotonic() - t0, True, mode)
@@ -855,6 +858,7 @@ class Solver:
         out = {}
         for mv in position.legal_moves():
             r = self.solve(position.play(mv))
+            assert r.score is not None  # no deadline, stop or node budget: always exact
             out[mv] = -int(r.score)
         return out
 

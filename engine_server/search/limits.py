@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from engine_server.game import square_name
@@ -58,7 +58,13 @@ class MoveStat:
     value: float          # mean reward in [-1, 1] for the side to move at the root
     prior: float | None = None
     margin: float | None = None  # mean final disc margin (side to move's view, rules applied)
-    extra: dict = field(default_factory=dict)
+    # What some sources know of a move beyond the common figures; None where it does not apply.
+    book_games: int | None = None   # an opening-book move: games of the book's source with it
+    # alpha-beta: ``margin`` is the move's score at its depth (0), or an upper (-1) or lower (+1)
+    # bound of it (the window cut the search short)
+    margin_bound: int | None = None
+    mobility: float | None = None   # dk (seed 004): mean mobility backed up to the move's node
+    line_value: float | None = None  # minmax (seed 000 Alg. 3.3): the mean ending its greedy line
     proven: int | None = None    # outcome when proven: +1 win, 0 draw, -1 loss
     # Proven bounds of the final disc margin with perfect play after this move (side to move's
     # view, rules applied); equal when the move is solved exactly.
@@ -189,13 +195,14 @@ ProgressCallback = Callable[[SearchResult], None]
 Candidate = tuple[int, float, float, float, float]
 
 
-def choose_under_bounds(candidates: list[Candidate], chosen: int) -> int:
+def choose_under_bounds(candidates: list[Candidate], chosen: int | None) -> int:
     """The final choice once moves carry proven margin bounds (score-bounded MCTS-Solver).
 
     A move whose proven margin no other move can beat is played.  Otherwise, when some moves
     are proven wins, the search's own pick ``chosen`` is played if it is one of them, else the
     most visited of them (a win is never given up for an unproven move; among wins that may
     still beat the best proven margin the search judges better than loose bounds).
+    ``chosen`` None (the search has no pick) is never among the candidates.
     Otherwise ``chosen`` stands unless it is dominated (another move is proven at least as
     good) or a proven loss while some move may still draw or win; then the most visited move
     left takes its place.
@@ -208,13 +215,13 @@ def choose_under_bounds(candidates: list[Candidate], chosen: int) -> int:
     # moves that cannot beat the best proven margin are out
     wins = [c for c in candidates if c[1] > 0 and (c[2] > best_lo or c[1] == best_lo)]
     if wins:
-        if any(c[0] == chosen for c in wins):
+        if chosen is not None and any(c[0] == chosen for c in wins):
             return chosen
         return max(wins, key=lambda c: (c[3], c[4], c[1]))[0]
     open_ = [c for c in candidates if c[2] > best_lo or c[1] == best_lo]
     if any(c[2] >= 0 for c in open_):
         open_ = [c for c in open_ if c[2] >= 0]
-    if any(c[0] == chosen for c in open_):
+    if chosen is not None and any(c[0] == chosen for c in open_):
         return chosen
     return max(open_, key=lambda c: (c[3], c[4], c[2]))[0]
 

@@ -74,6 +74,12 @@ class RootProof:
         self.moves[move] = (lo, hi)
 
 
+def _value(w: WindowResult) -> int:
+    """The value of a finished window search (a stopped one has none)."""
+    assert w.value is not None
+    return w.value
+
+
 class RootSolver:
     """Proves bounds of root values with one :class:`Solver` kept across searches.
 
@@ -132,19 +138,22 @@ class RootSolver:
             """Fold one root window into the proof; False when it was stopped."""
             with self._lock:
                 if not w.finished:
-                    if w.partial_value is not None and w.partial_value > proof.lower:
+                    if (w.partial_value is not None and w.partial_move is not None
+                            and w.partial_value > proof.lower):  # both or neither are set
                         proof.lower = w.partial_value
                         proof.move = w.partial_move
                         proof._move_bounds(w.partial_move, w.partial_value, MAX)
                     return False
-                v = w.value
+                v = _value(w)
                 if v <= w.alpha:
                     proof.upper = min(proof.upper, v)
                 elif v >= w.beta:
+                    assert w.move is not None  # a root value above alpha is some move's
                     if v > proof.lower or proof.move is None:
                         proof.lower, proof.move = v, w.move
                     proof._move_bounds(w.move, v, MAX)
                 else:
+                    assert w.move is not None
                     proof.lower = proof.upper = v
                     proof.move = w.move
                     proof._move_bounds(w.move, v, v)
@@ -169,12 +178,13 @@ class RootSolver:
                 w = search(position.play(m), -1, 0)
                 if not w.finished:
                     break
+                reply = _value(w)  # the child's value, its side to move's view
                 with self._lock:
-                    if w.value <= w.alpha:
-                        proof._move_bounds(m, -w.value, MAX)
+                    if reply <= w.alpha:
+                        proof._move_bounds(m, -reply, MAX)
                     else:
-                        proof._move_bounds(m, -MAX, -w.value)
-                if w.value <= w.alpha:
+                        proof._move_bounds(m, -MAX, -reply)
+                if reply <= w.alpha:
                     break
             publish()
         # 2. the exact margin, by width-2 aspiration windows
@@ -189,7 +199,7 @@ class RootSolver:
                 break
             g = None
             publish()
-        if proof.exact:
+        if proof.exact and proof.move is not None:  # (exact says the move is there)
             proof.pv = self._pv(position, proof.move)
         # 3. analysis: every other move's exact margin, below the best
         if all_moves and proof.exact and len(legal) > 1:
@@ -202,11 +212,12 @@ class RootSolver:
                 w = search(child, -hi - 1, -lo + 1)
                 if not w.finished:
                     break
-                v = -w.value
+                reply = _value(w)
+                v = -reply
                 with self._lock:
-                    if w.value <= w.alpha:      # child <= alpha: ours >= -alpha
+                    if reply <= w.alpha:      # child <= alpha: ours >= -alpha
                         proof._move_bounds(m, v, MAX)
-                    elif w.value >= w.beta:
+                    elif reply >= w.beta:
                         proof._move_bounds(m, -MAX, v)
                     else:
                         proof._move_bounds(m, v, v)
@@ -221,11 +232,12 @@ class RootSolver:
         pos = position.play(first)
         while len(pv) < max_len and not pos.is_game_over():
             if pos.must_pass():
-                m: int | None = PASS
+                m = PASS
             else:
-                m = self.solver.table_move(pos)
-                if m is None or not pos.is_legal(m):
+                found = self.solver.table_move(pos)
+                if found is None or not pos.is_legal(found):
                     break
+                m = found
             pv.append(m)
             pos = pos.play(m)
         while pv and pv[-1] == PASS:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from typing import NamedTuple, get_type_hints
+from typing import Any, NamedTuple, get_type_hints
 
 import numpy as np
 from numba import njit
@@ -138,7 +138,7 @@ _CHOICES = {"select": SELECT_NAMES, "reward": REWARD_NAMES,
 _TYPES: dict[str, type] = get_type_hints(TreeConfig)
 
 
-def _coerce(name: str, kind: type, value):
+def _coerce(name: str, kind: type, value: object) -> bool | int | float:
     """``value`` as exactly ``kind``, or a TypeError naming the option."""
     is_bool = isinstance(value, (bool, np.bool_))
     if kind is bool and is_bool:
@@ -152,7 +152,7 @@ def _coerce(name: str, kind: type, value):
                     f"not {type(value).__name__}")
 
 
-def tree_config(base: TreeConfig | None = None, **options) -> TreeConfig:
+def tree_config(base: TreeConfig | None = None, **options: Any) -> TreeConfig:
     """A checked :class:`TreeConfig`: ``base`` (default: all defaults) with ``options`` set.
 
     Unknown option names raise ValueError listing the valid ones, values of the wrong type
@@ -167,7 +167,7 @@ def tree_config(base: TreeConfig | None = None, **options) -> TreeConfig:
             raise ValueError(f"unknown tree option {key!r}{hint}; valid options: "
                              + ", ".join(fields))
     cfg = (base if base is not None else TreeConfig())._replace(**options)
-    values = {}
+    values: dict[str, Any] = {}  # each of its field's type, checked by _coerce
     for name in fields:
         value = _coerce(name, _TYPES[name], getattr(cfg, name))
         choices = _CHOICES.get(name)
