@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import random as _random
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -226,12 +227,18 @@ AB = AgentInfo(
                         "one of them", min=1, max=64),)
     + ROOT_PARAMS + COMMON_PARAMS, _make)
 
+# best probes at 74% confidence: 72.5% for 93% against full width and 57.5% for 74% against
+# 93% at 0.5 s a move, 60 games each (docs/best-agent.md)
+BEST_SELECTIVITY = 74
+
 BEST = AgentInfo(
     "best", "ours: ab with the settings that won our matches (docs/best-agent.md)",
     "the strongest agent we have: alpha-beta over the learned evaluation, exact endgames",
-    _AB_PARAMS + (Param("threads", int, 0, "search threads (0: one per core): the midgame "
-                        "search runs them over one shared table (Lazy SMP); in the endgame the "
-                        "root solver takes one of them", min=0, max=64),)
+    tuple(replace(p, default=BEST_SELECTIVITY) if p.name == "selectivity" else p
+          for p in _AB_PARAMS)
+    + (Param("threads", int, 0, "search threads (0: one per core): the midgame search runs "
+             "them over one shared table (Lazy SMP); in the endgame the root solver takes one "
+             "of them", min=0, max=64),)
     + ROOT_PARAMS + COMMON_PARAMS, _make)
 
 __all__ = ["AB", "BEST", "AlphaBetaAgent", "SCALE", "PASS"]
