@@ -82,6 +82,8 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "port": ((int,), lambda v: 0 <= v <= 65535, "a port 0..65535 (0: any free port)"),
         "max_sessions": ((int,), lambda v: v >= 1, "an integer >= 1"),
         "max_message_bytes": ((int,), lambda v: v >= 1024, "an integer >= 1024"),
+        "resume_timeout": ((int, float), _positive, "seconds > 0"),
+        "idle_timeout": ((int, float), _positive, "seconds > 0"),
     },
     "limits": _LIMITS_KEYS,   # stdin sessions (the operator's): none unless set
     "remote": _LIMITS_KEYS,   # ZeroMQ (and web) sessions
@@ -125,7 +127,8 @@ class Config:
         "max_message_bytes": 65536, "curve_key": None, "allowed_clients": None, "insecure": False})
     # The web page (othello-web, othello-engine --web); its tabs get the [remote] limits.
     web: dict[str, Any] = field(default_factory=lambda: {
-        "host": "127.0.0.1", "port": 8000, "max_sessions": 16, "max_message_bytes": 65536})
+        "host": "127.0.0.1", "port": 8000, "max_sessions": 16, "max_message_bytes": 65536,
+        "resume_timeout": 60.0, "idle_timeout": 1800.0})
     presets: dict[str, str] = field(default_factory=lambda: dict(BUILTIN_PRESETS))
     levels: dict[int, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)

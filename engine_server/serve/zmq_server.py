@@ -95,6 +95,10 @@ EVICT_NEW_AFTER = 5.0
 # A message that arrives on a connection whose close was seen longer ago than this came on a
 # connection whose accept event was lost (the monitor's queue overflowed): its client is live.
 STALE_CLOSE_S = 2.0
+# A newcomer that finds every slot in use waits this long before "server full": a client that
+# has just closed its socket may not be seen gone yet (its close and the newcomer's message are
+# reported by different queues).
+FULL_WAIT_S = 1.0
 CLOSED_MEMORY = 4096
 
 
@@ -217,6 +221,8 @@ class ZmqServer:
         self._auth: ThreadAuthenticator | None = None
         self.conns = _Connections()
         self._just_closed: list[tuple[int, float]] = []
+        # Requests of newcomers waiting for a slot: (give up at, frames, fd, user), in order.
+        self._waiting: list[tuple[float, list[bytes], int | None, bytes | None]] = []
         # Every session starts with the default agent: it must pass the remote policy.
         config.remote_policy.admit(options.agent, options.catalog.presets)
         self.socket = self._bind()
@@ -329,10 +335,13 @@ class ZmqServer:
     def _evict(self, now: float) -> bool:
         """Free a slot for a new client: the session quiet longest among those not searching
         whose client has gone or that hold no game.  False when every session is in use."""
+        self._apply_closes()   # clients whose close has been reported are gone
         for identity, cs in list(self.sessions.items()):
             if cs.closed:   # ended by quit, not reaped yet
                 self.sessions.pop(identity, None)
                 return True
+        if len(self.sessions) < self.config.max_sessions:
+            return True   # a plain client's session ended with its connection just now
         best: tuple[float, bytes, str] | None = None
         for identity, cs in self.sessions.items():
             if cs.session.busy:
@@ -418,10 +427,14 @@ class ZmqServer:
             self._send(identity, seq, "")
 
     def _handle_frames(self, frames: list[bytes], fd: int | None = None,
-                       user: bytes | None = None) -> None:
+                       user: bytes | None = None, give_up: float | None = None) -> None:
         now = self.clock()
         received = time.monotonic()   # deadlines of the searches it starts count from here
         identity = frames[0]
+        if give_up is None and any(w[1][0] == identity for w in self._waiting):
+            # Behind its own first request, which waits for a slot.
+            self._waiting.append((received + FULL_WAIT_S, frames, fd, user))
+            return
         payload = frames[1:]
         if payload and payload[0] == b"":
             payload = payload[1:]  # a REQ client's delimiter
@@ -489,6 +502,9 @@ class ZmqServer:
 
         if cs is None:
             if len(self.sessions) >= self.config.max_sessions and not self._evict(now):
+                if give_up is None or received < give_up:
+                    self._waiting.append((give_up or received + FULL_WAIT_S, frames, fd, user))
+                    return
                 self._answer(identity, reply_seq, self._reply_form(None, text),
                              "server full" if detect_protocol(text) == "nboard"
                              else "server full: too many sessions")
@@ -585,6 +601,14 @@ class ZmqServer:
                 log.exception("bad_frames")
         self._apply_closes()
 
+    def _retry_waiting(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for give_up, frames, fd, user in waiting:
+            try:
+                self._handle_frames(frames, fd, user, give_up)
+            except Exception:
+                log.exception("bad_frames")
+
     def serve_forever(self, poll_ms: int = 100) -> None:
         """Serve until :meth:`stop`; ``poll_ms`` bounds how late a stop or the reaper runs
         (replies do not wait for it: queued lines wake the loop)."""
@@ -596,9 +620,11 @@ class ZmqServer:
         last_reap = time.monotonic()
         try:
             while not self._stop.is_set():
-                events = dict(poller.poll(poll_ms))
+                events = dict(poller.poll(20 if self._waiting else poll_ms))
                 if self.socket in events or self.monitor in events:
                     self._receive()
+                if self._waiting:
+                    self._retry_waiting()
                 self._flush_outbox()
                 if time.monotonic() - last_reap > 1.0:
                     self._reap()
