@@ -582,3 +582,57 @@ def test_the_match_player_sets_its_game_up_again_when_its_session_expired():
     finally:
         server.stop()
         t.join(5)
+
+
+def _zmtp_ghost(endpoint: str, identity: bytes, line: bytes):
+    """A peer that speaks ZMTP 3.1 by hand (NULL mechanism, a DEALER with a routing id), sends
+    one message and then falls silent with its TCP connection open: a host that vanished
+    without closing.  Only heartbeats can tell it from a quiet client."""
+    import socket as so
+    import struct
+
+    host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+    s = so.create_connection((host, int(port)), timeout=10)
+
+    def read(n: int) -> bytes:
+        buf = b""
+        while len(buf) < n:
+            chunk = s.recv(n - len(buf))
+            assert chunk, "the server closed the connection during the handshake"
+            buf += chunk
+        return buf
+
+    # Step by step, as libzmq does: the signature, then the rest of the greeting once the
+    # peer's signature has come.
+    s.sendall(b"\xff" + b"\0" * 8 + b"\x7f")
+    read(10)
+    s.sendall(bytes([3, 1]) + b"NULL".ljust(20, b"\0") + b"\0" + b"\0" * 31)
+    read(54)
+    flags, size = read(2)
+    assert read(size).startswith(b"\x05READY") and flags == 0x04
+
+    def prop(name: bytes, value: bytes) -> bytes:
+        return bytes([len(name)]) + name + struct.pack("!I", len(value)) + value
+
+    body = b"\x05READY" + prop(b"Socket-Type", b"DEALER") + prop(b"Identity", identity)
+    s.sendall(b"\x04" + bytes([len(body)]) + body)
+    s.sendall(b"\x00" + bytes([len(line)]) + line)
+    return s
+
+
+def test_heartbeats_find_a_peer_that_vanished_without_closing():
+    server, t, clock = start_clocked(heartbeat=0.3)
+    try:
+        ghost = _zmtp_ghost(server.endpoint, b"ghost-1", b"play black f5")
+        wait_for(lambda: b"ghost-1" in server.sessions, "the ghost's session")
+        cs = server.sessions[b"ghost-1"]
+        wait_for(lambda: cs.session.game.moves == [parse_move("f5")], "its move played")
+        assert cs.connected
+        # It answers no ping: three intervals later its connection is dropped (while the TCP
+        # socket is still open on our side) and its session counts as disconnected.
+        wait_for(lambda: not cs.connected, "the silent peer dropped")
+        assert server.sessions[b"ghost-1"] is cs   # kept for disconnected_timeout
+        ghost.close()
+    finally:
+        server.stop()
+        t.join(5)
