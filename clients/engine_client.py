@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 log = get_logger("engine_client")
 
 REPO = Path(__file__).resolve().parent.parent
+HEARTBEAT_MS = 10_000   # ZMTP pings to the server; three missed: reconnect
 
 T = TypeVar("T")
 
@@ -68,6 +69,12 @@ class EngineCommandError(EngineError):
         return f"{self.command!r} failed: {f'?{self.id} {self.message}'.rstrip()}"
 
 
+class EngineSessionExpired(EngineCommandError):
+    """The ZeroMQ server closed this client's session (idle, disconnected too long, or evicted
+    for a newcomer) and says why; the game it held is gone, and the next request starts a new
+    session."""
+
+
 class EngineTimeout(EngineError, TimeoutError):
     """No (complete) answer by the deadline.  Also a TimeoutError, as the old clients raised."""
 
@@ -91,7 +98,9 @@ class GtpResponse:
     def result(self, command: str) -> str:
         """The text of a success; :class:`EngineCommandError` for a ``?`` reply."""
         if not self.ok:
-            raise EngineCommandError(self.text, command, self.id)
+            kind = (EngineSessionExpired if self.text.startswith("session expired")
+                    else EngineCommandError)
+            raise kind(self.text, command, self.id)
         return self.text
 
 
@@ -286,11 +295,16 @@ def engine_env() -> dict[str, str]:
 class ZmqChannel(Channel):
     """A DEALER socket to the engine's ZeroMQ server.
 
-    Frames are ``[seq, line]`` both ways; the routing id is stable, so the server keeps the same
-    session (game, tree) across reconnects.  ``read_line`` returns only lines of the latest
-    request and drops late lines of earlier ones; ``recv`` returns every line with its ``seq``.
-    A request resent under the same ``seq`` on a fresh socket ("lazy pirate") is answered from
-    the server's memory, not executed again, so no move is played twice."""
+    Frames are ``[seq, line]`` both ways.  The routing id is the client's own (random unless
+    ``identity`` is given) and stays the same on every socket the channel opens, so the server
+    keeps the session (game, tree) across reconnects: libzmq's own after a network blip, a
+    fresh socket after a timeout, or a new process that passes the same ``identity``.
+    ``read_line`` returns only lines of the latest request and drops late lines of earlier
+    ones; ``recv`` returns every line with its ``seq``.  A request resent under the same
+    ``seq`` ("lazy pirate") is answered from the server's memory, not executed again, so no move
+    is played twice.  ZMTP heartbeats make a connection to a vanished server fail, and libzmq
+    reconnect, instead of waiting forever.  A session the server has closed answers
+    ``? session expired: WHY`` (:class:`EngineSessionExpired`)."""
 
     resend_is_safe = True
 
@@ -301,8 +315,14 @@ class ZmqChannel(Channel):
         self.name = endpoint
         self.keys = keys
         self.identity = identity or b"c-" + os.urandom(8).hex().encode()
+        if not 1 <= len(self.identity) <= 255 or self.identity.startswith(b"\0"):
+            # libzmq's rule: ids starting with a zero byte are its own, made per connection.
+            raise ValueError("a routing id is 1-255 bytes and does not start with a zero byte")
         self.ctx = context or zmq.Context.instance()
-        self.seq = 0
+        # Request numbers go on growing across channels with the same routing id (a restarted
+        # client): the server answers a number it has handled from memory, so a new process
+        # that counted from 1 again would have its first requests taken for resends.
+        self.seq = time.time_ns() // 1000
         self.sock: zmq.Socket[bytes] | None = None
         self._last = ""
         self.connect()
@@ -314,6 +334,8 @@ class ZmqChannel(Channel):
         s = self.ctx.socket(zmq.DEALER)
         s.setsockopt(zmq.LINGER, 0)
         s.setsockopt(zmq.ROUTING_ID, self.identity)
+        s.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
+        s.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
         if self.keys is not None:
             pub, sec = zmq.auth.load_certificate(str(self.keys[0]))
             server_pub, _ = zmq.auth.load_certificate(str(self.keys[1]))
@@ -555,7 +577,7 @@ class EngineClient:
 
 __all__ = [
     "Channel", "EngineClient", "EngineClosed", "EngineCommandError", "EngineError",
-    "EngineTimeout", "GtpResponse", "IDEMPOTENT_COMMANDS", "InProcessChannel", "PipeChannel",
-    "ZmqChannel", "engine_command", "engine_env", "is_idempotent", "parse_response",
-    "read_response",
+    "EngineSessionExpired", "EngineTimeout", "GtpResponse", "IDEMPOTENT_COMMANDS",
+    "InProcessChannel", "PipeChannel", "ZmqChannel", "engine_command", "engine_env",
+    "is_idempotent", "parse_response", "read_response",
 ]

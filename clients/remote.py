@@ -90,9 +90,18 @@ def interactive_main(argv: list[str] | None = None) -> int:
     p.add_argument("endpoint", help="e.g. tcp://127.0.0.1:5555")
     p.add_argument("--client-key", help="client secret key file (CURVE)")
     p.add_argument("--server-key", help="server public key file (CURVE)")
+    p.add_argument("--session", metavar="ID",
+                   help="routing id to use (default: a random one, printed at start): run "
+                        "again with the same ID to come back to the same game")
     args = p.parse_args(argv)
     keys = (args.client_key, args.server_key) if args.client_key and args.server_key else None
-    eng = RemoteEngine(args.endpoint, keys=keys)
+    try:
+        eng = RemoteEngine(args.endpoint, keys=keys,
+                           identity=args.session.encode() if args.session else None)
+    except ValueError as e:
+        p.error(str(e))
+    print(f"othello-remote: session {eng.identity.decode(errors='replace')} "
+          f"(--session to resume)", file=sys.stderr, flush=True)
     assert eng.sock is not None
     # One thread owns the socket: poll it together with stdin.
     poller = zmq.Poller()

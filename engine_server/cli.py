@@ -253,7 +253,9 @@ def _serve_zmq(cfg: Config, options: EngineOptions) -> int:
     z = cfg.zmq
     config = ServerConfig(
         endpoint=z["endpoint"], max_sessions=z["max_sessions"], idle_timeout=z["idle_timeout"],
-        insecure=z["insecure"],
+        new_session_timeout=z["new_session_timeout"],
+        disconnected_timeout=z["disconnected_timeout"], heartbeat=float(z["heartbeat"]),
+        max_message_bytes=z["max_message_bytes"], insecure=z["insecure"],
         server_secret_key=Path(z["curve_key"]) if z["curve_key"] else None,
         allowed_clients=Path(z["allowed_clients"]) if z["allowed_clients"] else None,
         remote_policy=cfg.remote.policy())

@@ -69,6 +69,10 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "stdio": ((bool,), None, "true or false"),
         "max_sessions": ((int,), lambda v: v >= 1, "an integer >= 1"),
         "idle_timeout": ((int, float), _positive, "seconds > 0"),
+        "new_session_timeout": ((int, float), _positive, "seconds > 0"),
+        "disconnected_timeout": ((int, float), _positive, "seconds > 0"),
+        "heartbeat": ((int, float), lambda v: 0 <= v <= 600, "seconds 0..600 (0: none)"),
+        "max_message_bytes": ((int,), lambda v: v >= 1024, "an integer >= 1024"),
         "curve_key": ((str,), None, "a path"),
         "allowed_clients": ((str,), None, "a path"),
         "insecure": ((bool,), None, "true or false"),
@@ -78,6 +82,8 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "port": ((int,), lambda v: 0 <= v <= 65535, "a port 0..65535 (0: any free port)"),
         "max_sessions": ((int,), lambda v: v >= 1, "an integer >= 1"),
         "max_message_bytes": ((int,), lambda v: v >= 1024, "an integer >= 1024"),
+        "resume_timeout": ((int, float), _positive, "seconds > 0"),
+        "idle_timeout": ((int, float), _positive, "seconds > 0"),
     },
     "limits": _LIMITS_KEYS,   # stdin sessions (the operator's): none unless set
     "remote": _LIMITS_KEYS,   # ZeroMQ (and web) sessions
@@ -117,10 +123,12 @@ class Config:
     log: dict[str, Any] = field(default_factory=lambda: {"level": "warning", "file": None})
     zmq: dict[str, Any] = field(default_factory=lambda: {
         "endpoint": None, "stdio": True, "max_sessions": 16, "idle_timeout": 1800.0,
-        "curve_key": None, "allowed_clients": None, "insecure": False})
+        "new_session_timeout": 60.0, "disconnected_timeout": 300.0, "heartbeat": 10.0,
+        "max_message_bytes": 65536, "curve_key": None, "allowed_clients": None, "insecure": False})
     # The web page (othello-web, othello-engine --web); its tabs get the [remote] limits.
     web: dict[str, Any] = field(default_factory=lambda: {
-        "host": "127.0.0.1", "port": 8000, "max_sessions": 16, "max_message_bytes": 65536})
+        "host": "127.0.0.1", "port": 8000, "max_sessions": 16, "max_message_bytes": 65536,
+        "resume_timeout": 60.0, "idle_timeout": 1800.0})
     presets: dict[str, str] = field(default_factory=lambda: dict(BUILTIN_PRESETS))
     levels: dict[int, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)

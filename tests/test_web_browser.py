@@ -220,6 +220,48 @@ def test_bad_input_shows_an_error_on_the_page_and_keeps_the_game(server, browser
     page.close()
 
 
+def test_a_reloaded_tab_resumes_its_game(server, browser):
+    page = browser.new_page()
+    page.goto(server.url)
+    page.wait_for_selector('[data-role="agent"] option', state="attached")
+    wait_settled(page)
+    # White against the engine: not the page's defaults, so that the controls after the
+    # reload show whether they come from the game.
+    page.select_option('[data-role="color"]', "white")
+    page.select_option('[data-role="agent"]', "agent:random")
+    page.select_option('[data-role="time"]', "0")
+    page.locator('[data-action="new"]').first.click()
+    page.wait_for_function("() => document.querySelector('[data-role=board]').dataset.ply "
+                           "=== '1' && document.body.dataset.phase === 'human'")
+    click_a_move(page, random.Random(3))
+    wait_settled(page, 1)   # the engine has replied
+    before = ply(page)
+    board = page.eval_on_selector_all("[data-square]", "els => els.map(e => "
+                                                       "e.dataset.disc || '-').join('')")
+    token = page.evaluate("() => sessionStorage.getItem('othello-session')")
+    assert token and before == 3
+    page.reload()
+    page.wait_for_function(f"() => document.querySelector('[data-role=board]').dataset.ply "
+                           f"=== '{before}'")
+    wait_settled(page)
+    assert ply(page) == before and phase(page) == "human"
+    assert page.eval_on_selector_all("[data-square]", "els => els.map(e => "
+                                                      "e.dataset.disc || '-').join('')") == board
+    assert page.evaluate("() => sessionStorage.getItem('othello-session')") == token
+    assert page.input_value('[data-role="color"]') == "white"   # the game's, not the default
+    click_a_move(page, random.Random(4))   # and it goes on
+    wait_settled(page, before)
+    assert ply(page) >= before + 2 or phase(page) == "over"
+    # another tab has its own game
+    other = browser.new_page()
+    other.goto(server.url)
+    other.wait_for_selector('[data-role="agent"] option', state="attached")
+    wait_settled(other)
+    assert ply(other) == 0
+    other.close()
+    page.close()
+
+
 def test_the_page_fits_a_phone_screen(server, browser):
     page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True,
                             has_touch=True, device_scale_factor=2)
@@ -346,7 +388,7 @@ def test_sessions_and_message_sizes_are_limited_and_errors_keep_the_session(tmp_
         while True:
             d = await websockets.connect(s.ws_url)
             first = json.loads(await d.recv())
-            if first["type"] == "welcome":
+            if first["type"] == "session":   # a game: its token, then welcome and state
                 break
             await d.close()
             assert time.monotonic() - t0 < 10, "the closed session's slot was never freed"
@@ -355,6 +397,123 @@ def test_sessions_and_message_sizes_are_limited_and_errors_keep_the_session(tmp_
         assert (await _recv_until(a, "pong"))["t"] == 1
         for ws in (a, d):
             await ws.close()
+
+    try:
+        run_async(run)
+    finally:
+        s.close()
+
+
+def _log_events(s: WebServerProcess, event: str) -> list[dict[str, Any]]:
+    out = []
+    for line in s.log.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("event") == event:
+            out.append(rec)
+    return out
+
+
+def _wait_for(cond: Any, what: str, limit: float = 30.0) -> None:
+    """Until ``cond()``; the limit only turns a hang into a failure."""
+    end = time.monotonic() + limit
+    while not cond():
+        assert time.monotonic() < end, f"never: {what}"
+        time.sleep(0.1)
+
+
+def _process_gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().split(") ", 1)[1].startswith("Z")   # exited, not yet reaped
+    except OSError:
+        return True
+
+
+async def _open_game(url: str, token: str = "") -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """A page's connection: its ``session`` message (with ``errors``: the error messages
+    before the game's first state) and that state."""
+    import websockets
+
+    ws = await websockets.connect(url + (f"?session={token}" if token else ""))
+    hello = json.loads(await ws.recv())
+    assert hello["type"] == "session", hello
+    hello["errors"] = []
+    while (m := json.loads(await asyncio.wait_for(ws.recv(), 10)))["type"] != "state":
+        if m["type"] == "error":
+            hello["errors"].append(m)
+    return ws, hello, m
+
+
+def test_a_page_comes_back_to_its_game_and_abandoned_games_are_reclaimed(tmp_path):
+    s = WebServerProcess(tmp_path, "--agent", "random", "--log-level", "info",
+                         web="max_sessions = 2\nresume_timeout = 2")
+
+    async def run() -> None:
+        import websockets
+
+        # A fresh page that closes: its process ends at once (nothing to come back to).
+        fresh, _, _ = await _open_game(s.ws_url)
+        (opened,) = _log_events(s, "web_session_open")
+        await fresh.close()
+        _wait_for(lambda: _process_gone(opened["pid"]), "the fresh page's process exits")
+
+        # A page in the middle of a game comes back with its token: same game.
+        a, hello, _ = await _open_game(s.ws_url)
+        token = hello["session"]
+        pid = _log_events(s, "web_session_open")[-1]["pid"]
+        await a.send(json.dumps({"type": "move", "square": "f5"}))
+        st = await _recv_until(a, "state")
+        while st["ply"] < 2:   # the engine's reply
+            st = await _recv_until(a, "state")
+        await a.close()
+        a, hello, st2 = await _open_game(s.ws_url, token)
+        assert hello == {"type": "session", "session": token, "resumed": True, "errors": []}
+        assert st2["moves"] == st["moves"] and st2["human_to_move"]
+        # The same game opened by a second page: the newest has it, the other is told.
+        b, hello_b, st3 = await _open_game(s.ws_url, token)
+        assert hello_b["resumed"] and st3["moves"] == st["moves"]
+        told = await _recv_until(a, "error")
+        assert told["fatal"] and "opened in another tab" in told["message"]
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await a.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4000
+        await b.send(json.dumps({"type": "state"}))
+        assert (await _recv_until(b, "state"))["moves"] == st["moves"]
+
+        # With b playing, one slot is left: twenty pages in a row that make a move and go
+        # away without a word never lock out the next one.
+        gone = []
+        for i in range(20):
+            c, hello_c, _ = await _open_game(s.ws_url)
+            await c.send(json.dumps({"type": "move", "square": ("f5", "d3", "c4", "e6")[i % 4]}))
+            while (await _recv_until(c, "state"))["ply"] < 1:
+                pass
+            gone.append(hello_c["session"])
+            await c.close()
+        await b.send(json.dumps({"type": "state"}))
+        assert (await _recv_until(b, "state"))["moves"] == st["moves"]   # never evicted
+        # An evicted page that comes back is told why, and gets a new game.
+        c, hello_c, st_c = await _open_game(s.ws_url, gone[0])
+        assert not hello_c["resumed"] and st_c["ply"] == 0
+        (err,) = hello_c["errors"]
+        assert err.get("expired") and "closed for a new player when all 2 games were taken" \
+            in err["message"]
+        await c.close()
+
+        # A game whose page stays away longer than resume_timeout ends, and its process too.
+        await b.close()
+        _wait_for(lambda: any(e["reason"] == "page gone" and e["pid"] == pid
+                              for e in _log_events(s, "web_session_end")),
+                  "the abandoned game ends")
+        _wait_for(lambda: _process_gone(pid), "its process exits")
+        d, hello_d, st_d = await _open_game(s.ws_url, token)
+        assert not hello_d["resumed"] and st_d["ply"] == 0
+        (err,) = hello_d["errors"]
+        assert "closed 2 s after its page closed (resume_timeout)" in err["message"]
+        await d.close()
 
     try:
         run_async(run)
@@ -372,6 +531,7 @@ def test_another_sites_page_may_not_open_a_session(server):
         assert refused.value.response.status_code == 403
         host = server.url.split("//", 1)[1].rstrip("/")
         ok = await websockets.connect(server.ws_url, origin=Origin(f"http://{host}"))
+        assert json.loads(await ok.recv())["type"] == "session"
         assert json.loads(await ok.recv())["type"] == "welcome"
         await ok.close()
 

@@ -70,6 +70,19 @@ class WebHarness:
         assert done.wait(30), "the controller did not answer"
         return box
 
+    def run(self, fn: Callable[[], Any]) -> Any:
+        """``fn()`` on the controller thread (as the tab's process runs ATTACH and DETACH)."""
+        box: list[Any] = []
+        done = threading.Event()
+
+        def call() -> None:
+            box.append(fn())
+            done.set()
+
+        self.inbox.put(call)
+        assert done.wait(30), "the controller did not run it"
+        return box[0]
+
     def send(self, **msg: Any) -> list[dict[str, Any]]:
         return self.send_raw(json.dumps(msg))
 
@@ -436,3 +449,27 @@ def test_two_engines_play_each_other_to_the_end_and_pause_on_stop(web):
     end = web.wait_for(lambda m: m["type"] == "state" and m["over"] and m["ply"] > s["ply"])
     web.send(type="new", black="human", white="random")
     assert web.handler._spare is None       # back to one agent: the second session is freed
+
+
+def test_a_game_without_its_page_searches_nothing_until_a_page_attaches():
+    h = WebHarness()
+    try:
+        slow = "uct:iterations=100000000"
+        h.send(type="new", black="human", white=slow, time=5)
+        h.send(type="move", square="f5")
+        h.wait_for(lambda m: m["type"] == "state" and m["thinking"] == "white")
+        h.run(h.handler.detach)   # the tab closed or is reloading
+        assert not h.session.busy and h.handler.detached
+        # an engine turn posted before the page left starts nothing either
+        h.run(lambda: h.handler._continue(time.monotonic()))
+        assert not h.session.busy
+        assert h.send(type="state")[0]["thinking"] is None
+        mark = len(h.messages)
+        replies = h.run(lambda: h.handler.attach(time.monotonic()))   # the page is back
+        assert [m["type"] for m in replies] == ["welcome", "state"]
+        assert replies[1]["moves"] == ["f5"]
+        h.wait_for(lambda m: m["type"] == "state" and m["thinking"] == "white", start=mark)
+        h.run(h.handler.detach)
+        assert not h.session.busy and [square_name(m) for m in h.session.game.moves] == ["f5"]
+    finally:
+        h.close()

@@ -126,34 +126,92 @@ def test_cheap_commands_answered_fast_while_another_session_searches():
         t.join(5)
 
 
-def test_garbage_and_oversized_frames_do_not_hurt(server):
+def test_garbage_and_oversized_frames_get_answers_and_keep_the_session(server):
     ctx = zmq.Context.instance()
     raw = ctx.socket(zmq.DEALER)
     raw.setsockopt(zmq.LINGER, 0)
+    raw.setsockopt(zmq.RCVTIMEO, 20000)
     raw.connect(server.endpoint)
-    raw.send_multipart([b"1", b"2", b"3"])
-    assert raw.recv_multipart()[1].startswith(b"? malformed")
-    raw.send_multipart([b"x", b"name"])
-    assert raw.recv_multipart()[1].startswith(b"? malformed")
-    raw.send_multipart([b"5", b"\xff\xfe"])
-    assert raw.recv_multipart()[1].startswith(b"? malformed")
-    raw.send_multipart([b"6", b"frobnicate"])
-    assert raw.recv_multipart()[1] == b"? unknown command"
-    big = ctx.socket(zmq.DEALER)
-    big.setsockopt(zmq.LINGER, 0)
-    big.connect(server.endpoint)
-    big.send_multipart([b"1", b"x" * (200 * 1024)])  # over MAXMSGSIZE: the peer is dropped
-    time.sleep(0.2)
-    c = RemoteEngine(server.endpoint, timeout=5)
-    assert c.gtp("protocol_version") == "2"
-    raw.send_multipart([b"7", b"protocol_version"])
-    replies = []
-    while not replies or replies[-1] != [b"7", b"= 2"]:
-        replies.append(raw.recv_multipart())
-    assert all(r[1] == b"" for r in replies[:-1])  # only the blank line ending "? unknown"
-    for s in (raw, big):
-        s.close(0)
-    c.close()
+
+    def answer(*frames: bytes) -> list[list[bytes]]:
+        """One GTP response in the two-frame form: up to the blank line that ends it."""
+        raw.send_multipart(list(frames))
+        out = []
+        while True:
+            out.append(raw.recv_multipart())
+            if out[-1][-1] == b"":
+                return out[:-1]
+
+    # before any session: answered, and no session made
+    assert answer(b"1", b"2", b"3")[0][1].startswith(b"? malformed")
+    assert answer(b"x", b"name")[0][1].startswith(b"? malformed")
+    assert answer(b"5", b"\xff\xfe")[0][1].startswith(b"? malformed")
+    assert answer(b"6", b"y" * 100_000) == [
+        [b"6", b"? request of 100000 bytes is over this server's limit of 65536 bytes"]]
+    assert server.sessions == {}
+    assert answer(b"7", b"play black d3") == [[b"7", b"= "]]
+    assert answer(b"8", b"othello-agent random") == [[b"8", b"= "]]
+    assert answer(b"9", b"time_settings 300 0 0") == [[b"9", b"= "]]
+    (cs,) = server.sessions.values()
+    handler = cs.controller.handler
+    before = (list(cs.session.game.moves), cs.session.agent_spec,
+              {c: vars(k).copy() for c, k in handler.clocks.items()})
+    # One 8 MiB frame from the same client: read, refused naming the limit, game kept.
+    assert answer(b"10", b"z" * (8 << 20)) == [
+        [b"10", b"? request of 8388608 bytes is over this server's limit of 65536 bytes"]]
+    assert answer(b"11", b"1", b"2", b"3")[0][1].startswith(b"? malformed")
+    assert answer(b"12", b"\xff")[0] == [b"12", b"? malformed request: seq must be digits, "
+                                                b"line UTF-8"]
+    assert answer(b"13", b"name\nquit")[0][1] == b"? malformed request: one line per message"
+    assert answer(b"14", b"frobnicate") == [[b"14", b"? unknown command"]]
+    # a resend of a refused request number is answered from memory
+    assert answer(b"10", b"z" * (8 << 20))[0][1].startswith(b"? request of 8388608 bytes")
+    assert server.sessions == {cs.identity: cs}
+    assert before == (list(cs.session.game.moves), cs.session.agent_spec,
+                      {c: vars(k).copy() for c, k in handler.clocks.items()})
+    board = answer(b"15", b"showboard")
+    assert any(f[1].startswith(b"X=4 O=1") for f in board)   # after d3 only
+    raw.close(0)
+
+
+def test_oversized_frame_from_a_plain_client_gets_an_answer_in_its_form(server):
+    """The issue's report: after ``play b d3``, one 8 MiB frame, then ``showboard`` showed the
+    starting position.  Now the frame is answered and the game is the same."""
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVTIMEO, 20000)
+    sock.connect(server.endpoint)
+    sock.send_string("play b d3")
+    assert _bare_reply(sock) == ["= "]
+    sock.send(b"x" * (8 << 20))
+    assert _bare_reply(sock) == [
+        "? request of 8388608 bytes is over this server's limit of 65536 bytes"]
+    sock.send_string("showboard")
+    board = _bare_reply(sock)
+    assert "3 - - . X . - - -" in board and any(r.startswith("X=4 O=1") for r in board)
+    sock.close(0)
+
+
+def test_nboard_sessions_get_status_lines_for_refused_frames(server):
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVTIMEO, 20000)
+    sock.connect(server.endpoint)
+    sock.send_multipart([b"1", b"nboard 2"])
+    sock.send_multipart([b"2", b"set game (;GM[Othello]PC[x]PB[a]PW[b]RE[?]TI[5:00]TY[8]"
+                               b"BO[8 ---------------------------O*------*O--------------------"
+                               b"------- *]B[F5];)"])
+    sock.send_multipart([b"3", b"n" * 70_000])
+    sock.send_multipart([b"4", b"ping 7"])
+    lines = []
+    while not lines or lines[-1] != [b"4", b"pong 7"]:
+        lines.append(sock.recv_multipart())
+    assert [b"3", b"status request of 70000 bytes is over this server's limit of 65536 bytes"] \
+        in lines
+    assert not any(f[1].startswith(b"?") for f in lines)
+    (cs,) = server.sessions.values()
+    assert cs.session.game.moves == [parse_move("f5")]
+    sock.close(0)
 
 
 def _bare_reply(sock) -> list[str]:
@@ -236,6 +294,7 @@ def test_max_sessions_and_idle_timeout():
 def test_curve_allows_known_keys_and_refuses_unknown(tmp_path):
     server_pub, server_sec = generate_keys(tmp_path / "server", "server")
     client_pub, client_sec = generate_keys(tmp_path / "clients", "alice")
+    _, bob_sec = generate_keys(tmp_path / "clients", "bob")
     _, stranger_sec = generate_keys(tmp_path / "strangers", "mallory")
     s, t = start_server(server_secret_key=server_sec, allowed_clients=tmp_path / "clients")
     try:
@@ -249,6 +308,18 @@ def test_curve_allows_known_keys_and_refuses_unknown(tmp_path):
             plain.gtp("name")
         for x in (ok, bad, plain):
             x.close()
+        # Another allowed key presenting alice's routing id may not use her session.
+        alice = RemoteEngine(s.endpoint, timeout=5, keys=(client_sec, server_pub),
+                             identity=b"alice-game")
+        alice.gtp("play black f5")
+        bob = RemoteEngine(s.endpoint, timeout=5, retries=0, keys=(bob_sec, server_pub),
+                           identity=b"alice-game")
+        with pytest.raises(RemoteError, match="belongs to another client"):
+            bob.gtp("clear_board")
+        bob.close()
+        alice.channel.reset()   # her routing id back on her own connection
+        assert alice.gtp("showboard").endswith("X=4 O=1, white (O) to move, standard rules")
+        alice.close()
     finally:
         s.stop()
         t.join(5)
@@ -275,3 +346,293 @@ def test_engine_process_serves_zmq_beside_stdio(tmp_path):
     c.close()
     eng.send("quit")
     assert eng.proc.wait(10) == 0
+
+
+# --- sessions that survive reconnects, and abandoned ones reclaimed ------------------------------
+class MovableClock:
+    """The server's clock for quiet and disconnected times, moved on by the test."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.monotonic() + self.offset
+
+
+def start_clocked(**cfg):
+    clock = MovableClock()
+    options = EngineOptions(agent=cfg.pop("agent", "random"), warmup=False)
+    server = ZmqServer(options, ServerConfig(endpoint="tcp://127.0.0.1:*", **cfg), clock=clock)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    return server, t, clock
+
+
+def dealer(endpoint: str, identity: bytes | None = None):
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVTIMEO, 20000)
+    if identity is not None:
+        sock.setsockopt(zmq.ROUTING_ID, identity)
+    sock.connect(endpoint)
+    return sock
+
+
+def ask(sock, line: str) -> list[str]:
+    sock.send_string(line)
+    return _bare_reply(sock)
+
+
+def wait_for(cond, what: str, limit: float = 20.0) -> None:
+    """Until ``cond()``; the limit only turns a hang into a failure (the reaper runs each
+    second, and a busy machine may take several)."""
+    end = time.monotonic() + limit
+    while not cond():
+        assert time.monotonic() < end, f"never: {what}"
+        time.sleep(0.05)
+
+
+def test_a_client_with_its_own_routing_id_finds_its_game_from_a_new_socket(server):
+    a = dealer(server.endpoint, b"player-one")
+    assert ask(a, "play black f5") == ["= "]
+    assert ask(a, "play white f6") == ["= "]
+    a.close(0)   # a network blip, or the client restarting
+    wait_for(lambda: not server.sessions[b"player-one"].connected, "disconnect seen")
+    b = dealer(server.endpoint, b"player-one")
+    board = ask(b, "showboard")
+    assert any(r.startswith("X=3 O=3") for r in board), board
+    assert ask(b, "play black e6") == ["= "]
+    assert server.sessions[b"player-one"].connected
+    assert len(server.sessions) == 1
+    # the engine client: a new RemoteEngine with the same identity (a restarted process)
+    c = RemoteEngine(server.endpoint, timeout=10)
+    c.gtp("play black d3")
+    ident = c.identity
+    c.close()
+    d = RemoteEngine(server.endpoint, timeout=10, identity=ident)
+    assert d.gtp("showboard").endswith("X=4 O=1, white (O) to move, standard rules")
+    d.close()
+    b.close(0)
+
+
+def test_the_engine_client_resumes_through_a_dropped_connection(server):
+    """A frame over the transport cap makes libzmq drop the connection; the DEALER reconnects
+    under the same routing id and the retry of the next request finds the game."""
+    from engine_server.serve.zmq_server import transport_cap
+
+    c = RemoteEngine(server.endpoint, timeout=5, retries=3)
+    c.gtp("play black f5")
+    assert c.sock is not None
+    c.sock.send_multipart([b"99", b"q" * (transport_cap(server.config.max_message_bytes) + 1)])
+    (cs,) = server.sessions.values()
+    wait_for(lambda: not cs.connected, "the dropped connection seen")
+    assert c.gtp("showboard").endswith("X=4 O=1, white (O) to move, standard rules")
+    assert c.gtp("genmove white") in ("d6", "f4", "f6")
+    assert list(server.sessions.values()) == [cs] and len(cs.session.game.moves) == 2
+    c.close()
+
+
+def test_a_plain_clients_session_ends_with_its_connection(server):
+    a = dealer(server.endpoint)
+    assert ask(a, "play black f5") == ["= "]
+    assert len(server.sessions) == 1
+    a.close(0)   # its routing id was libzmq's: nobody can come back to this session
+    wait_for(lambda: not server.sessions, "the session closed")
+    assert server.expired == {}   # nothing to tell: that routing id never comes back
+
+
+def test_a_hundred_abandoned_clients_never_lock_out_a_new_one():
+    """Default limits (16 sessions).  Three clients in the middle of games; then 100 clients
+    that connect, send one command (half of them a move, with routing ids of their own so
+    that they could come back) and go away without quit; then newcomers still get a game."""
+    server, t, clock = start_clocked()
+    try:
+        assert server.config.max_sessions == 16
+        players = [RemoteEngine(server.endpoint, timeout=10) for _ in range(3)]
+        for i, p in enumerate(players):
+            p.gtp("play black f5")
+            p.gtp(f"play white {('f4', 'f6', 'd6')[i]}")
+        gone_ids = []
+        for i in range(100):
+            ident = f"gone-{i}".encode() if i % 2 else None
+            s = dealer(server.endpoint, ident)
+            line = "play black d3" if i % 2 else ("name" if i % 4 else "protocol_version")
+            reply = ask(s, line)
+            assert not reply[0].startswith("?"), (i, reply)   # never "server full"
+            s.close(0)
+            if ident:
+                gone_ids.append(ident)
+        assert len(server.sessions) <= 16
+        fresh = RemoteEngine(server.endpoint, timeout=10)
+        assert fresh.gtp("play black c4") == ""
+        # The players were never evicted, and their games are as they left them.
+        for p in players:
+            assert p.gtp("showboard").endswith("X=3 O=3, black (X) to move, standard rules")
+        # An evicted client that comes back is told, once, and then starts again.
+        evicted = [g for g in gone_ids if g not in server.sessions]
+        assert len(evicted) >= 50 - 16
+        back = dealer(server.endpoint, evicted[0])
+        (msg,) = ask(back, "showboard")
+        assert msg.startswith("? session expired: evicted for a new client when all 16 "
+                              "sessions were taken") and "its connection had closed" in msg
+        assert ask(back, "showboard")[-1].startswith("X=2 O=2")   # a new game
+        for x in (*players, fresh):
+            x.close()
+        back.close(0)
+    finally:
+        server.stop()
+        t.join(5)
+
+
+def test_a_connected_client_in_the_middle_of_a_game_is_never_evicted():
+    server, t, clock = start_clocked(max_sessions=2)
+    try:
+        a = dealer(server.endpoint, b"alice")
+        b = dealer(server.endpoint, b"bob")
+        assert ask(a, "play black f5") == ["= "]
+        assert ask(b, "play black d3") == ["= "]
+        clock.offset += 1000   # both quiet for 1000 s, below idle_timeout (1800 s)
+        c = dealer(server.endpoint, b"carol")
+        assert ask(c, "name") == ["? server full: too many sessions"]
+        assert set(server.sessions) == {b"alice", b"bob"}
+        # A connected session without a game may go once quiet for a few seconds.
+        assert ask(b, "clear_board") == ["= "]
+        clock.offset += 10
+        assert ask(c, "name") == ["= OthelloPy"]
+        assert set(server.sessions) == {b"alice", b"carol"}
+        (msg,) = ask(b, "name")
+        assert msg.startswith("? session expired: evicted") and "it had no game" in msg
+        assert ask(a, "showboard")[-1].startswith("X=4 O=1")
+        for s in (a, b, c):
+            s.close(0)
+    finally:
+        server.stop()
+        t.join(5)
+
+
+def test_quiet_sessions_are_closed_and_their_clients_told_why():
+    server, t, clock = start_clocked()
+    try:
+        a = dealer(server.endpoint, b"quiet-with-game")
+        b = dealer(server.endpoint, b"quiet-no-game")
+        c = dealer(server.endpoint, b"gone-with-game")
+        assert ask(a, "play black f5") == ["= "]
+        assert ask(b, "name") == ["= OthelloPy"]
+        assert ask(c, "play black f5") == ["= "]
+        c.close(0)
+        wait_for(lambda: not server.sessions[b"gone-with-game"].connected, "disconnect seen")
+        clock.offset += 61   # past new_session_timeout (60 s)
+        wait_for(lambda: b"quiet-no-game" not in server.sessions, "the new session closed")
+        assert set(server.sessions) == {b"quiet-with-game", b"gone-with-game"}
+        clock.offset += 300   # past disconnected_timeout (300 s)
+        wait_for(lambda: b"gone-with-game" not in server.sessions, "the gone session closed")
+        clock.offset += 1800   # past idle_timeout (1800 s)
+        wait_for(lambda: not server.sessions, "the quiet session closed")
+        assert "idle_timeout" in ask(a, "showboard")[0]
+        assert "new_session_timeout" in ask(b, "name")[0]
+        c = dealer(server.endpoint, b"gone-with-game")
+        assert "disconnected_timeout" in ask(c, "showboard")[0]
+        assert ask(a, "showboard")[-1].startswith("X=2 O=2")   # told once, then a new game
+        for s in (a, b, c):
+            s.close(0)
+    finally:
+        server.stop()
+        t.join(5)
+
+
+def test_a_session_that_searches_is_neither_reaped_nor_evicted():
+    server, t, clock = start_clocked(agent="uct:iterations=100000000", max_sessions=1)
+    try:
+        a = RemoteEngine(server.endpoint, timeout=30)
+        a.gtp("time_settings 0 3 1")
+        a.send("genmove black")
+        wait_for(lambda: any(cs.session.busy for cs in server.sessions.values()), "a search")
+        clock.offset += 5000
+        b = dealer(server.endpoint, b"newcomer")
+        assert ask(b, "name") == ["? server full: too many sessions"]
+        time.sleep(1.5)   # a reaper pass with the clock far on
+        assert len(server.sessions) == 1
+        seq, move = a.read_line(30)
+        assert seq == a.seq and move.startswith("= ")
+        b.close(0)
+        a.close()
+    finally:
+        server.stop()
+        t.join(5)
+
+
+def test_the_match_player_sets_its_game_up_again_when_its_session_expired():
+    from clients.match.players import PlayerSpec, TimeControl, Turn, ZmqPlayer
+    from engine_server.game import Color
+
+    server, t, clock = start_clocked(agent="uct:iterations=200")
+    try:
+        player = ZmqPlayer(PlayerSpec.parse(f"zmq:{server.endpoint}"), TimeControl())
+        game = Game()
+        player.new_game(game, Color.WHITE, 1)
+        game.play(parse_move("f5"))
+        player.observe(game, parse_move("f5"), Color.BLACK)
+        clock.offset += 4000   # the server closes the session (idle_timeout)
+        wait_for(lambda: not server.sessions, "the session closed")
+        reply = player.genmove(Turn(game, Color.WHITE, None, [], 30.0))
+        assert reply.move in game.position.legal_moves()
+        (cs,) = server.sessions.values()
+        assert cs.session.game.moves == [parse_move("f5"), reply.move]   # f5 replayed once
+        player.close()
+    finally:
+        server.stop()
+        t.join(5)
+
+
+def _zmtp_ghost(endpoint: str, identity: bytes, line: bytes):
+    """A peer that speaks ZMTP 3.1 by hand (NULL mechanism, a DEALER with a routing id), sends
+    one message and then falls silent with its TCP connection open: a host that vanished
+    without closing.  Only heartbeats can tell it from a quiet client."""
+    import socket as so
+    import struct
+
+    host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+    s = so.create_connection((host, int(port)), timeout=10)
+
+    def read(n: int) -> bytes:
+        buf = b""
+        while len(buf) < n:
+            chunk = s.recv(n - len(buf))
+            assert chunk, "the server closed the connection during the handshake"
+            buf += chunk
+        return buf
+
+    # Step by step, as libzmq does: the signature, then the rest of the greeting once the
+    # peer's signature has come.
+    s.sendall(b"\xff" + b"\0" * 8 + b"\x7f")
+    read(10)
+    s.sendall(bytes([3, 1]) + b"NULL".ljust(20, b"\0") + b"\0" + b"\0" * 31)
+    read(54)
+    flags, size = read(2)
+    assert read(size).startswith(b"\x05READY") and flags == 0x04
+
+    def prop(name: bytes, value: bytes) -> bytes:
+        return bytes([len(name)]) + name + struct.pack("!I", len(value)) + value
+
+    body = b"\x05READY" + prop(b"Socket-Type", b"DEALER") + prop(b"Identity", identity)
+    s.sendall(b"\x04" + bytes([len(body)]) + body)
+    s.sendall(b"\x00" + bytes([len(line)]) + line)
+    return s
+
+
+def test_heartbeats_find_a_peer_that_vanished_without_closing():
+    server, t, clock = start_clocked(heartbeat=0.3)
+    try:
+        ghost = _zmtp_ghost(server.endpoint, b"ghost-1", b"play black f5")
+        wait_for(lambda: b"ghost-1" in server.sessions, "the ghost's session")
+        cs = server.sessions[b"ghost-1"]
+        wait_for(lambda: cs.session.game.moves == [parse_move("f5")], "its move played")
+        assert cs.connected
+        # It answers no ping: three intervals later its connection is dropped (while the TCP
+        # socket is still open on our side) and its session counts as disconnected.
+        wait_for(lambda: not cs.connected, "the silent peer dropped")
+        assert server.sessions[b"ghost-1"] is cs   # kept for disconnected_timeout
+        ghost.close()
+    finally:
+        server.stop()
+        t.join(5)

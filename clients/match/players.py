@@ -35,6 +35,7 @@ from clients.engine_client import (
     EngineClosed,
     EngineCommandError,
     EngineError,
+    EngineSessionExpired,
     EngineTimeout,
     PipeChannel,
 )
@@ -419,7 +420,16 @@ class GtpPlayer(_GtpBase):
         self.started = False
 
 
+class _SessionLost(PlayerProtocolError):
+    """The server closed our session and its game (``? session expired``)."""
+
+
 class ZmqPlayer(_GtpBase):
+    """A remote engine.  Its session survives reconnects (the channel keeps its routing id, and
+    a resent request is answered from the server's memory); should the server have closed it
+    anyway (idle for ``idle_timeout``, or evicted while disconnected), the game is set up again
+    from the referee's record in a new session and the request made once more."""
+
     def _open(self) -> EngineClient:
         return RemoteEngine(self.spec.target, protocol="gtp", timeout=COMMAND_TIMEOUT)
 
@@ -427,7 +437,26 @@ class ZmqPlayer(_GtpBase):
         # A move request is not retried: the wait is the referee's, and a retry would restart it.
         return 0 if line.startswith("genmove") else None
 
+    def _resume(self, game: Game, e: PlayerError) -> None:
+        log.warning("zmq_session_lost", engine=self.spec.name, detail=str(e))
+        self.new_game(game, game.position.side, 0)
+
+    def observe(self, game: Game, move: int, color: Color) -> None:
+        try:
+            super().observe(game, move, color)
+        except _SessionLost as e:
+            self._resume(game, e)   # the record holds the move: the new session has it
+
+    def genmove(self, turn: Turn) -> Reply:
+        try:
+            return super().genmove(turn)
+        except _SessionLost as e:
+            self._resume(turn.game, e)
+            return super().genmove(turn)
+
     def _player_error(self, e: EngineError, line: str, timeout: float) -> PlayerError:
+        if isinstance(e, EngineSessionExpired):
+            return _SessionLost(str(e))
         if isinstance(e, EngineCommandError):
             return PlayerProtocolError(str(e))
         # Anything else means the server could not be reached (as RemoteError always meant).

@@ -34,6 +34,10 @@ class Request:
     text: str
     received: float
     tag: Any = None
+    # Set by a transport that refused the line itself (oversized, malformed frames): the
+    # controller answers this message in its protocol's error form instead of handling the
+    # line, in order with the session's other answers.
+    refusal: str | None = None
 
 
 def interrupts(text: str) -> bool:
@@ -55,6 +59,15 @@ class Controller:
         """Called by the transport's reading thread as soon as ``text`` arrives."""
         if interrupts(text):
             self.session.interrupt()
+
+    def refuse(self, message: str) -> None:
+        """Answer a line the transport refused: GTP ``? message`` and the blank line that ends
+        a response, NBoard ``status message`` (the form its handler uses for bad input).  A
+        session whose protocol is not known yet gets the GTP form."""
+        if self.protocol == "nboard":
+            self.session.output.write(f"status {message}")
+        else:
+            self.session.output.write(f"? {message}", "")
 
     def handle(self, text: str, received: float) -> bool:
         """Handle one line; False means the session ends (``quit``)."""
@@ -87,6 +100,9 @@ class Controller:
                     break
                 if before is not None:
                     before(item)
+                if item.refusal is not None:
+                    self.refuse(item.refusal)
+                    continue
                 if not self.handle(item.text, item.received):
                     break
         finally:

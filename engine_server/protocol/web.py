@@ -179,6 +179,9 @@ class WebHandler:
         self._job_kind = ""
         self._job_color: Color | None = None
         self._closed = False
+        # No page is connected (its tab closed or is reloading): nothing searches until one
+        # comes back (``attach``), so a game waiting for its page costs no CPU.
+        self.detached = False
 
     # --- framing ----------------------------------------------------------------------------
     def handle_text(self, raw: str | bytes, received: float | None = None) -> list[Message]:
@@ -302,6 +305,20 @@ class WebHandler:
                          "color": "black"},
         }, self.state()]
 
+    # --- a page leaving and coming back ------------------------------------------------------
+    def detach(self) -> None:
+        """The page has gone: stop every search (a move is searched again when it comes back)
+        and start none."""
+        self.detached = True
+        self._halt()
+
+    def attach(self, received: float | None = None) -> list[Message]:
+        """A page (the same tab reloaded, or a new connection) takes this game: what it needs
+        first, and the engine goes on if it is its turn."""
+        self.detached = False
+        self._schedule(time.monotonic() if received is None else received)
+        return self.welcome()
+
     # --- engine turns -----------------------------------------------------------------------
     def _halt(self) -> None:
         """Stop every search (their pending output is dropped) before the game changes."""
@@ -317,7 +334,7 @@ class WebHandler:
 
     def _continue(self, started: float) -> None:
         """Start the engine's move if it is an engine's turn and nothing runs."""
-        if self._closed or self._job is not None:
+        if self._closed or self.detached or self._job is not None:
             return
         pos = self.game.position
         if pos.is_game_over():

@@ -1,11 +1,21 @@
 """The web page: HTTP for the static files, one WebSocket per browser tab (docs/web.md).
 
-Starlette routes, uvicorn serves.  Each WebSocket gets its own process, forked by a fork server,
+Starlette routes, uvicorn serves.  Each game gets its own process, forked by a fork server,
 holding its own ``Session`` (game, agent, tree), built with the configuration's presets and the
 ``[remote]`` policy, and a controller thread that feeds the I/O-free ``WebHandler``
 (engine_server/protocol/web.py).  The event loop only moves frames between WebSockets and the
-tabs' socket pairs, so no tab's search can delay another tab's messages beyond what the CPU
+games' socket pairs, so no tab's search can delay another tab's messages beyond what the CPU
 itself costs.
+
+A game outlives its WebSocket for a while: the server hands the page a token (a ``session``
+message), the page keeps it in ``sessionStorage`` and presents it when it connects again
+(``/ws?session=TOKEN``: a reload, a dropped connection), and finds its game.  A game whose page
+has gone waits ``resume_timeout`` seconds without searching, then ends; one without a move ends
+at once.  When all ``max_sessions`` games are taken, a new page takes the slot of the game
+quiet longest among those not searching whose page has gone or that have no move yet (open but
+untouched for a few seconds); a page in the middle of a game is never closed for another.  An
+open page that sends nothing for ``idle_timeout`` seconds (and has no search running) is closed
+with a message.  A page that comes back to a game that ended is told why, and starts a new one.
 """
 
 from __future__ import annotations
@@ -16,11 +26,13 @@ import json
 import multiprocessing
 import os
 import queue
+import secrets
 import socket
 import struct
 import sys
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +59,20 @@ STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_MAX_SESSIONS = 16
+DEFAULT_RESUME_TIMEOUT = 60.0
+DEFAULT_IDLE_TIMEOUT = 1800.0
+# An open page without a move is closed for a newcomer only once it has been quiet this long:
+# a page that has just loaded is being looked at, not abandoned.
+EVICT_NEW_AFTER = 5.0
+# Tokens of ended games remembered to tell a returning page why (oldest forgotten).
+EXPIRED_MEMORY = 4096
+REAP_INTERVAL = 1.0
+# A new page that finds every game in use waits this long before "server full": a page that
+# has just closed may not be seen gone yet.
+FULL_WAIT_S = 2.0
+# WebSocket close codes of our own (4000-4999 are the application's).
+CLOSE_TAKEN_OVER = 4000   # the game was opened by another page
+CLOSE_EXPIRED = 4001      # the game was closed (idle, or for a newcomer)
 # A tab that sends faster than its session answers gets errors instead of an ever longer queue.
 MAX_QUEUED = 64
 # A closed tab's process has this long to stop its search and exit before it is killed.
@@ -73,6 +99,8 @@ class WebConfig:
     port: int = DEFAULT_PORT
     max_sessions: int = DEFAULT_MAX_SESSIONS
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    resume_timeout: float = DEFAULT_RESUME_TIMEOUT
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     # What a tab may choose (agents, threads, memory, time per move): the [remote] limits.
     remote_policy: AgentPolicy = field(default_factory=AgentPolicy)
 
@@ -120,8 +148,16 @@ def lower_priority(job: SearchJob) -> None:
 
 
 FRAME = struct.Struct("!I")          # length of what follows
+KIND = struct.Struct("!B")           # server -> game process: what the frame is
 STAMP = struct.Struct("!d")          # a message's arrival time (CLOCK_MONOTONIC: one clock for
                                      # every process of the machine)
+MESSAGE, ATTACH, DETACH = 0, 1, 2    # a page's message; a page took the game; the page left
+
+
+def _frame_in(kind: int, payload: bytes = b"") -> bytes:
+    """A frame to a game's process: kind, arrival time, payload."""
+    body = KIND.pack(kind) + STAMP.pack(time.monotonic()) + payload
+    return FRAME.pack(len(body)) + body
 
 
 def _send_frame(sock: socket.socket, payload: bytes) -> None:
@@ -157,10 +193,11 @@ class WorkerSetup:
 
 
 def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
-    """One tab's process: its session, handler and controller, talking frames over ``sock``.
+    """One game's process: its session, handler and controller, talking frames over ``sock``.
 
-    Frames in: the arrival time and the WebSocket message's bytes; frames out: one JSON
-    message each.  End of input (the tab has gone, or the server stops) ends the process."""
+    Frames in: a kind (a page's message, a page attached, the page left), the arrival time and
+    the WebSocket message's bytes; frames out: one JSON message each.  End of input (the game
+    is over for the server, or the server stops) ends the process."""
     import signal
 
     from engine_server.log import configure_logging
@@ -178,7 +215,7 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
             with send_lock:
                 _send_frame(sock, line.encode("utf-8"))
         except OSError:
-            gone.set()   # the front end has closed this tab; the reader ends the process
+            gone.set()   # the front end has closed this game; the reader ends the process
 
     session = Session(setup.options, Output(send))
     inbox: queue.Queue[Any] = queue.Queue()
@@ -191,12 +228,13 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
                 frame = _recv_frame(sock)
                 if frame is None:
                     break
-                if inbox.qsize() >= MAX_QUEUED:
+                kind = KIND.unpack_from(frame)[0]
+                received = STAMP.unpack_from(frame, KIND.size)[0]
+                if kind == MESSAGE and inbox.qsize() >= MAX_QUEUED:
                     send(json.dumps({"type": "error", "message": f"more than {MAX_QUEUED} "
                                      "messages wait for this game; slow down"}))
                     continue
-                received = STAMP.unpack_from(frame)[0]
-                inbox.put((frame[STAMP.size:], received))
+                inbox.put((kind, frame[KIND.size + STAMP.size:], received))
         except OSError:
             pass
         finally:
@@ -205,8 +243,6 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
 
     threading.Thread(target=read, name="web-reader", daemon=True).start()
     try:
-        for msg in handler.welcome():
-            send(json.dumps(msg, separators=(",", ":")))
         while True:
             item = inbox.get()
             if item is None:
@@ -215,8 +251,15 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
                 if callable(item):
                     item()   # posted by the handler: a finished search, an engine turn
                     continue
-                raw, received = item
-                for msg in handler.handle_text(raw, received):
+                kind, raw, received = item
+                if kind == ATTACH:
+                    replies = handler.attach(received)
+                elif kind == DETACH:
+                    handler.detach()
+                    replies = []
+                else:
+                    replies = handler.handle_text(raw, received)
+                for msg in replies:
                     send(json.dumps(msg, separators=(",", ":")))
             except Exception:
                 log.exception("web_controller_error")
@@ -225,10 +268,27 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
         sock.close()
 
 
-class WebServer:
-    """The Starlette app and the tabs' processes.
+@dataclass(eq=False)
+class Tab:
+    """A game: its process and the page connected to it, if any."""
 
-    Each tab's session runs in a process of its own, forked by a fork server that has the
+    token: str
+    proc: Any
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    last_seen: float                   # the last message from a page
+    ws: WebSocket | None = None
+    parked_since: float | None = None  # when its page left
+    ply: int = 0                       # from the state messages the process sends
+    searching: bool = False
+    ended: bool = False
+    pump: asyncio.Task[None] | None = None
+
+
+class WebServer:
+    """The Starlette app and the games' processes.
+
+    Each game's session runs in a process of its own, forked by a fork server that has the
     engine imported: a search holds its process's GIL between its numba batches, and with
     twenty searches in one process the threads that carry other tabs' messages would queue
     behind them for hundreds of milliseconds.  Apart, a tab's messages wait only for its own
@@ -242,13 +302,22 @@ class WebServer:
         config.remote_policy.admit(options.agent, options.catalog.presets)
         self.setup = WorkerSetup(replace(options, warmup=False, policy=config.remote_policy),
                                  config.max_message_bytes, log_level, log_file)
-        self.tabs = 0
+        self.games: dict[str, Tab] = {}
+        # Tokens of ended games -> what to tell a page that comes back ("": nothing was lost).
+        self.expired: OrderedDict[str, str] = OrderedDict()
+        self.evictions = 0
+        self._reaper: asyncio.Task[None] | None = None
         self._ctx: Any = None
         self.app = Starlette(routes=[
             Route("/", self._index),
             WebSocketRoute("/ws", self._websocket),
             Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
         ])
+
+    @property
+    def tabs(self) -> int:
+        """Games held (their pages connected or not)."""
+        return len(self.games)
 
     def _context(self) -> Any:
         if self._ctx is None:
@@ -279,52 +348,229 @@ class WebServer:
             return True
         return urlsplit(origin).netloc.lower() == ws.headers.get("host", "").lower()
 
+    @staticmethod
+    async def _send(ws: WebSocket, msg: dict[str, Any]) -> None:
+        try:
+            await ws.send_text(json.dumps(msg, separators=(",", ":")))
+        except Exception:
+            pass   # that page has gone already
+
     async def _websocket(self, ws: WebSocket) -> None:
         if not self._same_origin(ws):
             log.warning("web_origin_refused", origin=ws.headers.get("origin"))
             await ws.close(code=1008)
             return
         await ws.accept()
-        if self.tabs >= self.config.max_sessions:
-            await ws.send_text(json.dumps({
-                "type": "error", "fatal": True,
-                "message": f"server full: {self.config.max_sessions} games at once; try "
-                           "again later"}))
-            await ws.close(code=1013, reason="server full")
+        if self._reaper is None:
+            self._reaper = asyncio.create_task(self._reap_loop())
+        token = ws.query_params.get("session", "")[:100]
+        tab = self.games.get(token) if token else None
+        notice = None
+        if token and tab is None:
+            why = self.expired.pop(token, None)
+            if why is None:
+                why = ("this server has no game for this page (it has restarted, or the "
+                       "game ended long ago)")
+            if why:
+                notice = f"session expired: {why}; this is a new game"
+        resumed = tab is not None
+        if tab is None:
+            if not await self._slot():
+                await self._send(ws, {
+                    "type": "error", "fatal": True,
+                    "message": f"server full: {self.config.max_sessions} games at once; try "
+                               "again later"})
+                await ws.close(code=1013, reason="server full")
+                return
+            tab = await self._spawn()
+        elif tab.ws is not None:
+            # The game is opened again (a reload seen before the old socket's close, or a
+            # duplicated tab): the newest page has it.
+            old, tab.ws = tab.ws, None
+            await self._send(old, {"type": "error", "fatal": True,
+                                   "message": "this game was opened in another tab"})
+            try:
+                await old.close(code=CLOSE_TAKEN_OVER, reason="opened in another tab")
+            except Exception:
+                pass
+        tab.ws = ws
+        tab.parked_since = None
+        tab.last_seen = time.monotonic()
+        await self._send(ws, {"type": "session", "session": tab.token, "resumed": resumed})
+        if notice is not None:
+            await self._send(ws, {"type": "error", "expired": True, "message": notice})
+        log.info("web_page_attach", sessions=self.tabs, pid=tab.proc.pid, resumed=resumed)
+        try:
+            tab.writer.write(_frame_in(ATTACH))
+            while True:
+                m = await ws.receive()
+                if m["type"] == "websocket.disconnect" or tab.ws is not ws:
+                    break
+                tab.last_seen = time.monotonic()
+                text = m.get("text")
+                raw = text.encode("utf-8", "replace") if text is not None else \
+                    (m.get("bytes") or b"")
+                tab.writer.write(_frame_in(MESSAGE, raw))
+                await tab.writer.drain()
+        except (WebSocketDisconnect, ConnectionError, RuntimeError):
+            pass
+        finally:
+            if tab.ws is ws:
+                await self._leave(tab)
+
+    async def _leave(self, tab: Tab) -> None:
+        """The page has gone: a game without a move ends now, any other waits for it."""
+        tab.ws = None
+        if tab.ended:
             return
-        self.tabs += 1   # until the tab's process has ended: the slot is its memory
+        if tab.ply == 0:
+            await self._end(tab, "page closed", "")
+            return
+        tab.parked_since = time.monotonic()
+        tab.searching = False   # the process stops its searches on DETACH
+        try:
+            tab.writer.write(_frame_in(DETACH))
+        except (ConnectionError, RuntimeError):
+            pass
+        log.info("web_page_detach", sessions=self.tabs, pid=tab.proc.pid)
+
+    async def _spawn(self) -> Tab:
         ours, theirs = socket.socketpair()
         try:
             proc = self._context().Process(target=tab_worker, args=(theirs, self.setup),
                                            name="web-tab", daemon=True)
             proc.start()
         except BaseException:
-            self.tabs -= 1
             ours.close()
             raise
         finally:
             theirs.close()
-        log.info("web_session_open", sessions=self.tabs, pid=proc.pid)
         reader, writer = await asyncio.open_connection(sock=ours)
-        sender = asyncio.create_task(self._send_loop(ws, reader))
+        tab = Tab(secrets.token_urlsafe(18), proc, reader, writer, time.monotonic())
+        self.games[tab.token] = tab
+        tab.pump = asyncio.create_task(self._pump(tab))
+        log.info("web_session_open", sessions=self.tabs, pid=proc.pid)
+        return tab
+
+    async def _end(self, tab: Tab, reason: str, expired: str | None,
+                   tell: str | None = None) -> None:
+        """End a game: its process stops its search and exits (end of its input).  ``expired``
+        is what a page that comes back with its token is told ("": nothing); ``tell`` what an
+        open page is told as it is closed."""
+        if tab.ended:
+            return
+        tab.ended = True
+        self.games.pop(tab.token, None)
+        if expired is not None:
+            self.expired[tab.token] = expired
+            while len(self.expired) > EXPIRED_MEMORY:
+                self.expired.popitem(last=False)
+        ws, tab.ws = tab.ws, None
+        if ws is not None:
+            await self._send(ws, {"type": "error", "fatal": True, "expired": True,
+                                  "message": tell or f"this game was closed: {reason}"})
+            try:
+                await ws.close(code=CLOSE_EXPIRED, reason=reason[:100])
+            except Exception:
+                pass
+        tab.writer.close()
+        log.info("web_session_end", reason=reason, sessions=self.tabs, pid=tab.proc.pid)
+
+    async def _slot(self) -> bool:
+        """A slot for a new game: free, taken from an abandoned game, or freed within
+        ``FULL_WAIT_S`` (a page that has just closed)."""
+        end = time.monotonic() + FULL_WAIT_S
+        while self.tabs >= self.config.max_sessions and not await self._evict():
+            if time.monotonic() >= end:
+                return False
+            await asyncio.sleep(0.05)
+        return True
+
+    async def _evict(self) -> bool:
+        """Free a slot for a new page: the game quiet longest among those not searching whose
+        page has gone or that have no move yet.  False when every game is in use."""
+        now = time.monotonic()
+        best: Tab | None = None
+        for tab in self.games.values():
+            if tab.ended or tab.searching:
+                continue
+            if tab.ws is not None and (tab.ply > 0 or now - tab.last_seen < EVICT_NEW_AFTER):
+                continue   # a page at its game, or one just opened
+            if best is None or tab.last_seen < best.last_seen:
+                best = tab
+        if best is None:
+            return False
+        why = "its page had closed" if best.ws is None else "it had no move"
+        self.evictions += 1
+        msg = (f"closed for a new player when all {self.config.max_sessions} games were taken, "
+               f"after {now - best.last_seen:.0f} s without a message ({why})")
+        await self._end(best, "evicted", msg, f"this game was {msg}")
+        return True
+
+    async def _reap_loop(self) -> None:
+        cfg = self.config
+        while True:
+            await asyncio.sleep(REAP_INTERVAL)
+            now = time.monotonic()
+            for tab in list(self.games.values()):
+                if tab.ws is None and tab.parked_since is not None and \
+                        now - tab.parked_since > cfg.resume_timeout:
+                    await self._end(tab, "page gone", (
+                        f"closed {cfg.resume_timeout:g} s after its page closed "
+                        "(resume_timeout)"))
+                elif tab.ws is not None and not tab.searching and \
+                        now - tab.last_seen > cfg.idle_timeout:
+                    msg = f"closed after {cfg.idle_timeout:g} s without a message (idle_timeout)"
+                    await self._end(tab, "idle", msg, f"this game was {msg}; reload to play")
+
+    @staticmethod
+    def _observe(tab: Tab, line: bytes) -> None:
+        """What the server needs of a game (has it a move, does it search) from the messages
+        its process sends the page."""
+        if line.startswith(b'{"type":"state"'):
+            try:
+                state = json.loads(line)
+            except ValueError:
+                return
+            tab.ply = int(state.get("ply") or 0)
+            # Without a page the process searches nothing (DETACH stopped it): a state that
+            # was on its way when the page left says otherwise.
+            tab.searching = tab.ws is not None and bool(state.get("thinking")
+                                                        or state.get("hinting"))
+        elif line.startswith(b'{"type":"thinking"'):
+            tab.searching = tab.ws is not None
+
+    async def _pump(self, tab: Tab) -> None:
+        """The game process's messages to its page, for as long as the process lives."""
         try:
             while True:
-                m = await ws.receive()
-                if m["type"] == "websocket.disconnect":
-                    break
-                text = m.get("text")
-                raw = text.encode("utf-8", "replace") if text is not None else \
-                    (m.get("bytes") or b"")
-                writer.write(FRAME.pack(STAMP.size + len(raw)) + STAMP.pack(time.monotonic())
-                             + raw)
-                await writer.drain()
-        except (WebSocketDisconnect, ConnectionError):
+                head = await tab.reader.readexactly(FRAME.size)
+                line = await tab.reader.readexactly(FRAME.unpack(head)[0])
+                self._observe(tab, line)
+                page = tab.ws   # none: the next page gets welcome and state on attaching
+                if page is not None:
+                    try:
+                        await page.send_text(line.decode("utf-8"))
+                    except Exception:
+                        pass   # that page has gone; its handler parks the game
+        except (asyncio.IncompleteReadError, ConnectionError):
             pass
-        finally:
-            writer.close()   # end of input: the tab's process stops its search and exits
-            await self._reap(proc, sender)
+        # The process has ended (the game was ended, or it died): an open page must learn
+        # that its game is gone rather than wait for answers.
+        if not tab.ended:
+            tab.ended = True
+            self.games.pop(tab.token, None)
+            log.warning("web_tab_died", pid=tab.proc.pid)
+        ws, tab.ws = tab.ws, None
+        if ws is not None:
+            try:
+                await ws.close(code=1011, reason="the game's process ended")
+            except Exception:
+                pass
+        tab.writer.close()
+        await self._reap_process(tab.proc)
 
-    async def _reap(self, proc: Any, sender: asyncio.Task[None]) -> None:
+    async def _reap_process(self, proc: Any) -> None:
         loop = asyncio.get_running_loop()
         ended: asyncio.Future[None] = loop.create_future()
 
@@ -342,28 +588,7 @@ class WebServer:
         finally:
             loop.remove_reader(proc.sentinel)
             proc.join(0)
-            sender.cancel()
-            self.tabs -= 1
-            log.info("web_session_close", sessions=self.tabs, pid=proc.pid)
-
-    @staticmethod
-    async def _send_loop(ws: WebSocket, reader: asyncio.StreamReader) -> None:
-        try:
-            while True:
-                head = await reader.readexactly(FRAME.size)
-                line = await reader.readexactly(FRAME.unpack(head)[0])
-                try:
-                    await ws.send_text(line.decode("utf-8"))
-                except Exception:
-                    continue   # the tab has gone; read on until its process has ended
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        try:
-            # The game's process has ended (the tab closed, or it died): a tab still open
-            # must learn that its game is gone rather than wait for answers.
-            await ws.close(code=1011, reason="the game's process ended")
-        except Exception:
-            pass
+            log.info("web_process_exit", pid=proc.pid, sessions=self.tabs)
 
     def bind(self) -> socket.socket:
         host, port = self.config.host, self.config.port
@@ -404,6 +629,7 @@ def serve_web(cfg: Config, options: EngineOptions, address: str | None = None) -
         return 2
     config = WebConfig(host=host, port=port, max_sessions=w["max_sessions"],
                        max_message_bytes=w["max_message_bytes"],
+                       resume_timeout=w["resume_timeout"], idle_timeout=w["idle_timeout"],
                        remote_policy=cfg.remote.policy())
     try:
         server = WebServer(options, config, cfg.log["level"], cfg.log["file"])

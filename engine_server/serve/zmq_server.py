@@ -1,4 +1,4 @@
-"""The engine over ZeroMQ: one ROUTER socket, one engine session per client identity.
+"""The engine over ZeroMQ: one ROUTER socket, one engine session per client routing id.
 
 Framing (documented in the README):
 
@@ -10,11 +10,43 @@ Framing (documented in the README):
   response is an empty frame), so a plain DEALER client needs to know nothing of sequence
   numbers.
 
-Each identity gets its own game, rules, agent, search tree and protocol (NBoard or GTP, detected
-from its first line as on stdin) and its own controller thread, so a long ``genmove`` in one
-session never delays another's answers.  A request whose ``seq`` was already handled is not
-executed again: the server replays what it answered, which lets a client retry on a fresh socket
-("lazy pirate") without playing a move twice.
+Each routing id gets its own game, rules, agent, search tree and protocol (NBoard or GTP,
+detected from its first line as on stdin) and its own controller thread, so a long ``genmove``
+in one session never delays another's answers.  A request whose ``seq`` was already handled is
+not executed again: the server replays what it answered, which lets a client retry on a fresh
+socket ("lazy pirate") without playing a move twice.
+
+Resuming.  A session belongs to its routing id, so a client that sets its own
+(``ZMQ_ROUTING_ID``: 1-255 bytes, not starting with a zero byte; ``ZmqChannel`` draws a random
+one) finds its game again from any new socket: after a network blip (libzmq reconnects by
+itself), a timeout that made it open a fresh socket, or a restart of the client process that
+kept the id.  ``ROUTER_HANDOVER`` gives the id to the newest connection.  A client that sets
+none gets an id from libzmq that dies with its connection: its session is closed as soon as
+that connection closes, since nobody can reach it any more.
+
+Liveness.  The server watches its connections: a socket monitor reports each accepted and each
+closed connection by its file descriptor, and every message carries the descriptor it came on
+(``ZMQ_SRCFD``), which ties routing ids to connections.  ZMTP heartbeats (``heartbeat``
+seconds; a peer silent for three intervals is dropped) turn a vanished host into a closed
+connection.  A session is closed (never while it searches):
+
+* ``disconnected_timeout`` after its client's connection closed;
+* ``new_session_timeout`` after its last request when it has no game (no move played, no
+  position set);
+* ``idle_timeout`` after its last request otherwise.
+
+When every slot is taken, a new client evicts the session quiet longest among those that are
+not searching and whose client has disconnected or that have no game; a connected client in the
+middle of a game is never evicted.  A client with its own routing id that comes back to a
+closed or evicted session is told ``? session expired: WHY`` (NBoard: ``status session
+expired: WHY``) once; its next request starts a new session.
+
+Bad input.  A request over ``max_message_bytes``, a malformed frame list, a bad ``seq``, a line
+that is not UTF-8 or holds several lines: answered in the session's protocol (``? ...`` and the
+blank line, NBoard ``status ...``), in order with its other answers, and nothing changes.
+libzmq itself refuses only messages over the transport cap (16 MiB or 16 times the limit,
+whichever is larger; it bounds memory): it closes that connection, and a client with its own
+routing id comes back to its session, unanswered for that one message.
 """
 
 from __future__ import annotations
@@ -24,17 +56,20 @@ import os
 import queue
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import zmq
 import zmq.auth
+from zmq.utils.monitor import recv_monitor_message
 
 if TYPE_CHECKING:
     from zmq.auth.thread import ThreadAuthenticator
 
 from engine_server.agents.policy import AgentPolicy
+from engine_server.game import Position
 from engine_server.log import get_logger
 from engine_server.protocol import detect_protocol
 from engine_server.protocol.controller import Controller, Request
@@ -45,6 +80,30 @@ log = get_logger("zmq")
 MAX_LINE_BYTES = 64 * 1024
 DEFAULT_MAX_SESSIONS = 16
 DEFAULT_IDLE_TIMEOUT = 1800.0
+DEFAULT_NEW_SESSION_TIMEOUT = 60.0
+DEFAULT_DISCONNECTED_TIMEOUT = 300.0
+DEFAULT_HEARTBEAT = 10.0
+# libzmq drops (with the connection) only messages over this: far above the protocol's limit,
+# so that an oversized request is read and answered, yet a bound on what one frame may cost.
+TRANSPORT_CAP_MIN = 16 << 20
+TRANSPORT_CAP_FACTOR = 16
+# Routing ids of closed sessions remembered to tell a returning client why (oldest forgotten).
+EXPIRED_MEMORY = 4096
+# A connected session without a game is evicted only once it has been quiet this long: a
+# client that has just connected is setting up, not abandoned.
+EVICT_NEW_AFTER = 5.0
+# A message that arrives on a connection whose close was seen longer ago than this came on a
+# connection whose accept event was lost (the monitor's queue overflowed): its client is live.
+STALE_CLOSE_S = 2.0
+# A newcomer that finds every slot in use waits this long before "server full": a client that
+# has just closed its socket may not be seen gone yet (its close and the newcomer's message are
+# reported by different queues).
+FULL_WAIT_S = 1.0
+CLOSED_MEMORY = 4096
+
+
+def transport_cap(max_message_bytes: int) -> int:
+    return max(TRANSPORT_CAP_MIN, TRANSPORT_CAP_FACTOR * max_message_bytes)
 
 
 class SecurityError(RuntimeError):
@@ -72,6 +131,10 @@ class ServerConfig:
     endpoint: str = "tcp://127.0.0.1:5555"
     max_sessions: int = DEFAULT_MAX_SESSIONS
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    new_session_timeout: float = DEFAULT_NEW_SESSION_TIMEOUT
+    disconnected_timeout: float = DEFAULT_DISCONNECTED_TIMEOUT
+    heartbeat: float = DEFAULT_HEARTBEAT        # seconds between ZMTP pings; 0: none
+    max_message_bytes: int = MAX_LINE_BYTES
     insecure: bool = False
     server_secret_key: Path | None = None   # zmq.auth secret key file of the server
     allowed_clients: Path | None = None     # directory of allowed clients' public key files
@@ -92,15 +155,59 @@ class ClientSession:
     current_bare: bool = False   # the request being answered came as one bare frame
     thread: threading.Thread | None = None
     closed: bool = False
+    owner: bytes | None = None   # the CURVE client key (ZAP user id) that opened it
+    conn: int | None = None      # the connection its last message came on (None: unknown)
+    connected: bool = True
+    disconnected_at: float | None = None
+
+    @property
+    def own_id(self) -> bool:
+        """The client chose its routing id (libzmq's own start with a zero byte): it can come
+        back to this session from another connection."""
+        return not self.identity.startswith(b"\0")
+
+    def has_game(self) -> bool:
+        """A move was played or a position set: something a client would lose."""
+        game = self.session.game
+        return bool(game.moves) or game.start != Position.start(game.rules)
+
+
+class _Connections:
+    """The server's open connections as the socket monitor reports them: each accepted
+    connection gets a number, kept for its file descriptor until the descriptor's close."""
+
+    def __init__(self) -> None:
+        self.by_fd: dict[int, int] = {}
+        self.closed: OrderedDict[int, float] = OrderedDict()   # connection -> when it closed
+        self._next = 0
+
+    def accepted(self, fd: int) -> None:
+        self._next += 1
+        self.by_fd[fd] = self._next
+
+    def disconnected(self, fd: int, now: float) -> int | None:
+        conn = self.by_fd.get(fd)
+        if conn is not None:
+            self.closed[conn] = now
+            while len(self.closed) > CLOSED_MEMORY:
+                self.closed.popitem(last=False)
+        return conn
 
 
 class ZmqServer:
     def __init__(self, options: EngineOptions, config: ServerConfig,
-                 context: zmq.Context | None = None):
+                 context: zmq.Context | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        """``clock`` measures how long sessions have been quiet or disconnected (tests pass
+        one they can move on); searches' deadlines always use the monotonic clock."""
         self.options = options
         self.config = config
+        self.clock = clock
         self.ctx = context or zmq.Context.instance()
         self.sessions: dict[bytes, ClientSession] = {}
+        # Routing ids whose session the server closed -> why (told once, when they come back).
+        self.expired: OrderedDict[bytes, str] = OrderedDict()
+        self.evictions = 0
         self.outbox: queue.Queue = queue.Queue()
         # Session threads may not touch the ROUTER socket; a byte on this pipe wakes the
         # socket's thread as soon as they queue a line (waiting for a poll timeout cost ~2 ms
@@ -112,9 +219,15 @@ class ZmqServer:
         self._pipe_lock = threading.Lock()
         self._stop = threading.Event()
         self._auth: ThreadAuthenticator | None = None
+        self.conns = _Connections()
+        self._just_closed: list[tuple[int, float]] = []
+        # Requests of newcomers waiting for a slot: (give up at, frames, fd, user), in order.
+        self._waiting: list[tuple[float, list[bytes], int | None, bytes | None]] = []
         # Every session starts with the default agent: it must pass the remote policy.
         config.remote_policy.admit(options.agent, options.catalog.presets)
         self.socket = self._bind()
+        self.monitor: zmq.Socket | None = self.socket.get_monitor_socket(
+            zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
 
     # --- socket and security ------------------------------------------------------------------
     def _bind(self) -> zmq.Socket:
@@ -122,11 +235,20 @@ class ZmqServer:
         local = is_loopback_endpoint(cfg.endpoint)
         sock = self.ctx.socket(zmq.ROUTER)
         sock.setsockopt(zmq.LINGER, 0)
-        sock.setsockopt(zmq.MAXMSGSIZE, MAX_LINE_BYTES)
+        # Far above the protocol's limit: what is over that limit is read and refused with an
+        # answer; only beyond this cap does libzmq drop the message and its connection.
+        sock.setsockopt(zmq.MAXMSGSIZE, transport_cap(cfg.max_message_bytes))
         sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
         # A client reconnecting with its routing id takes its session over at once.
         sock.setsockopt(zmq.ROUTER_HANDOVER, 1)
         sock.setsockopt(zmq.SNDHWM, 10000)
+        if cfg.heartbeat > 0:
+            # A peer that has vanished without closing (a dead host, a cut cable) stops
+            # answering pings and is dropped: its session then counts as disconnected.
+            ivl = max(1, int(cfg.heartbeat * 1000))
+            sock.setsockopt(zmq.HEARTBEAT_IVL, ivl)
+            sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * ivl)
+            sock.setsockopt(zmq.HEARTBEAT_TTL, min(3 * ivl, 6_553_500))
         if cfg.server_secret_key is not None:
             from zmq.auth.thread import ThreadAuthenticator
 
@@ -155,7 +277,7 @@ class ZmqServer:
         return sock
 
     # --- sessions -----------------------------------------------------------------------------
-    def _new_session(self, identity: bytes) -> ClientSession:
+    def _new_session(self, identity: bytes, owner: bytes | None) -> ClientSession:
         cs_holder: list[ClientSession] = []
 
         def sink(line: str) -> None:
@@ -169,13 +291,15 @@ class ZmqServer:
 
         opts = replace(self.options, warmup=False, policy=self.config.remote_policy)
         session = Session(opts, Output(sink))
-        cs = ClientSession(identity, session, Controller(session))
+        cs = ClientSession(identity, session, Controller(session), owner=owner,
+                           last_seen=self.clock())
         cs_holder.append(cs)
         cs.thread = threading.Thread(target=self._run_session, args=(cs,),
                                      name=f"zmq-session-{identity.hex()[:8]}", daemon=True)
         cs.thread.start()
         self.sessions[identity] = cs
-        log.info("session_open", client=identity.hex(), sessions=len(self.sessions))
+        log.info("session_open", client=identity.hex(), own_id=cs.own_id,
+                 sessions=len(self.sessions))
         return cs
 
     def _run_session(self, cs: ClientSession) -> None:
@@ -192,62 +316,205 @@ class ZmqServer:
         finally:
             cs.closed = True
 
-    def _close_session(self, identity: bytes, reason: str) -> None:
+    def _close_session(self, identity: bytes, reason: str, expired: str | None = None) -> None:
+        """End a session; ``expired`` is what its client is told if it comes back (only a
+        client with its own routing id can)."""
         cs = self.sessions.pop(identity, None)
         if cs is None:
             return
         cs.session.interrupt()
         cs.inbox.put(None)
+        if expired is not None and cs.own_id:
+            self.expired[identity] = expired
+            self.expired.move_to_end(identity)
+            while len(self.expired) > EXPIRED_MEMORY:
+                self.expired.popitem(last=False)
         log.info("session_close", client=identity.hex(), reason=reason,
                  sessions=len(self.sessions))
 
+    def _evict(self, now: float) -> bool:
+        """Free a slot for a new client: the session quiet longest among those not searching
+        whose client has gone or that hold no game.  False when every session is in use."""
+        self._apply_closes()   # clients whose close has been reported are gone
+        for identity, cs in list(self.sessions.items()):
+            if cs.closed:   # ended by quit, not reaped yet
+                self.sessions.pop(identity, None)
+                return True
+        if len(self.sessions) < self.config.max_sessions:
+            return True   # a plain client's session ended with its connection just now
+        best: tuple[float, bytes, str] | None = None
+        for identity, cs in self.sessions.items():
+            if cs.session.busy:
+                continue
+            idle = now - cs.last_seen
+            if not cs.connected:
+                why = "its connection had closed"
+            elif not cs.has_game() and idle >= EVICT_NEW_AFTER:
+                why = "it had no game"
+            else:
+                continue
+            if best is None or idle > best[0]:
+                best = (idle, identity, why)
+        if best is None:
+            return False
+        idle, identity, why = best
+        self.evictions += 1
+        self._close_session(identity, "evicted", expired=(
+            f"evicted for a new client when all {self.config.max_sessions} sessions were "
+            f"taken, after {idle:.0f} s without a request ({why})"))
+        return True
+
+    # --- connections --------------------------------------------------------------------------
+    def _drain_monitor(self, now: float) -> None:
+        """Bring the connection table up to date.  Closes are applied to the table at once and
+        to sessions after the messages received with them (``_apply_closes``): those came
+        before the close."""
+        if self.monitor is None:
+            return
+        while True:
+            try:
+                event = recv_monitor_message(self.monitor, flags=zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            except zmq.ZMQError:
+                return
+            kind, fd = event["event"], int(event["value"])
+            if kind == zmq.EVENT_ACCEPTED:
+                self.conns.accepted(fd)
+            elif kind == zmq.EVENT_DISCONNECTED:
+                conn = self.conns.disconnected(fd, now)
+                if conn is not None:
+                    self._just_closed.append((conn, now))
+
+    def _apply_closes(self) -> None:
+        closed, self._just_closed = self._just_closed, []
+        for conn, when in closed:
+            for identity, cs in list(self.sessions.items()):
+                if cs.conn != conn or not cs.connected:
+                    continue
+                cs.connected = False
+                cs.disconnected_at = when
+                if not cs.own_id:
+                    # Its routing id died with the connection: nobody can reach it again.
+                    self._close_session(identity, "disconnected")
+
+    def _attribute(self, cs: ClientSession, fd: int | None, now: float) -> None:
+        """Where ``cs``'s client is, from the connection its latest message came on."""
+        conn = None if fd is None else self.conns.by_fd.get(fd)
+        closed_at = None if conn is None else self.conns.closed.get(conn)
+        if conn is not None and closed_at is not None and now - closed_at < STALE_CLOSE_S:
+            # Sent just before that connection closed.
+            cs.conn, cs.connected, cs.disconnected_at = conn, False, closed_at
+        else:
+            # An open connection, or one the monitor did not report (inproc): alive.
+            cs.conn = conn if closed_at is None else None
+            cs.connected, cs.disconnected_at = True, None
+
     # --- main loop ----------------------------------------------------------------------------
-    def _handle_frames(self, frames: list[bytes]) -> None:
+    def _reply_form(self, cs: ClientSession | None, text: str | None) -> str:
+        """The protocol to answer in: the session's, else the one the line would select."""
+        if cs is not None and cs.controller.handler is not None:
+            return cs.controller.protocol
+        return detect_protocol(text) if text else "gtp"
+
+    def _answer(self, identity: bytes, seq: int | None, protocol: str, message: str) -> None:
+        """An error sent by the server itself (no session thread): GTP ``? message`` and the
+        blank line, NBoard ``status message``."""
+        if protocol == "nboard":
+            self._send(identity, seq, f"status {message}")
+        else:
+            self._send(identity, seq, f"? {message}")
+            self._send(identity, seq, "")
+
+    def _handle_frames(self, frames: list[bytes], fd: int | None = None,
+                       user: bytes | None = None, give_up: float | None = None) -> None:
+        now = self.clock()
+        received = time.monotonic()   # deadlines of the searches it starts count from here
         identity = frames[0]
+        if give_up is None and any(w[1][0] == identity for w in self._waiting):
+            # Behind its own first request, which waits for a slot.
+            self._waiting.append((received + FULL_WAIT_S, frames, fd, user))
+            return
         payload = frames[1:]
         if payload and payload[0] == b"":
             payload = payload[1:]  # a REQ client's delimiter
         bare = len(payload) == 1
+        seq: int | None = 0
+        line_b: bytes | None = None
         if bare:
-            seq_b, line_b = b"0", payload[0]
+            line_b = payload[0]
         elif len(payload) == 2:
             seq_b, line_b = payload
+            seq = int(seq_b) if seq_b.isdigit() and len(seq_b) <= 18 else None
         else:
-            self._send(identity, 0, "? malformed request: expected [seq, line] or [line]")
-            return
-        reply_seq = None if bare else 0
-        try:
-            seq = int(seq_b.decode("ascii"))
-            text = line_b.decode("utf-8")
-        except (UnicodeDecodeError, ValueError):
-            self._send(identity, reply_seq, "? malformed request: seq must be digits, line UTF-8")
-            return
-        if not bare:
-            reply_seq = seq
-        if "\n" in text.rstrip("\r\n"):
-            self._send(identity, reply_seq, "? malformed request: one line per message")
-            return
+            seq = None
+        reply_seq = None if bare else (seq or 0)
+        # The line's size (the request number does not count), or all of a malformed list's.
+        size = len(line_b) if line_b is not None else sum(len(p) for p in payload)
+        text: str | None = None
+        if line_b is not None and size <= self.config.max_message_bytes:
+            try:
+                text = line_b.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+
         cs = self.sessions.get(identity)
-        if cs is None:
-            if len(self.sessions) >= self.config.max_sessions:
-                # The protocol's error form: GTP "?", NBoard "status".
-                msg = ("status server full" if detect_protocol(text) == "nboard"
-                       else "? server full: too many sessions")
-                self._send(identity, reply_seq, msg)
-                if not msg.startswith("status"):
-                    self._send(identity, reply_seq, "")
-                return
-            cs = self._new_session(identity)
-        cs.last_seen = time.monotonic()
-        if seq != 0 and seq <= cs.last_seq:
-            # A retry of a request already handled: answer again, do not execute again.
-            for line in cs.replies.get(seq, []):
-                self._send(identity, reply_seq, line)
+        if cs is None and identity in self.expired:
+            why = self.expired.pop(identity)
+            self._answer(identity, reply_seq, self._reply_form(None, text),
+                         f"session expired: {why}; the next request starts a new session")
             return
+        if cs is not None and cs.owner != user:
+            # Another client key presenting this routing id: the session is not its own.
+            self._answer(identity, reply_seq, self._reply_form(None, text),
+                         "this routing id belongs to another client's session")
+            return
+        if cs is not None:
+            self._attribute(cs, fd, now)
+            cs.last_seen = now
+            if seq and seq <= cs.last_seq:
+                # A retry of a request already handled: answer again, do not execute again.
+                for line in list(cs.replies.get(seq, [])):
+                    self._send(identity, reply_seq, line)
+                return
+
+        error = None
+        if size > self.config.max_message_bytes:
+            error = (f"request of {size} bytes is over this server's limit of "
+                     f"{self.config.max_message_bytes} bytes")
+        elif line_b is None:
+            error = "malformed request: expected [seq, line] or [line]"
+        elif seq is None or text is None:
+            error = "malformed request: seq must be digits, line UTF-8"
+        elif "\n" in text.rstrip("\r\n"):
+            error = "malformed request: one line per message"
+        if error is not None:
+            if cs is None:
+                self._answer(identity, reply_seq, self._reply_form(None, text), error)
+                return
+            # In order with the session's other answers, in its protocol; a resend of the
+            # same request number gets the same answer from memory.
+            if seq:
+                cs.last_seq = seq
+            cs.inbox.put(Request("", received, (seq or 0, bare), refusal=error))
+            return
+        assert text is not None and seq is not None
+
+        if cs is None:
+            if len(self.sessions) >= self.config.max_sessions and not self._evict(now):
+                if give_up is None or received < give_up:
+                    self._waiting.append((give_up or received + FULL_WAIT_S, frames, fd, user))
+                    return
+                self._answer(identity, reply_seq, self._reply_form(None, text),
+                             "server full" if detect_protocol(text) == "nboard"
+                             else "server full: too many sessions")
+                return
+            cs = self._new_session(identity, user)
+            self._attribute(cs, fd, now)
         if seq != 0:
             cs.last_seq = seq
         cs.controller.arrived(text)
-        cs.inbox.put(Request(text, time.monotonic(), (seq, bare)))
+        cs.inbox.put(Request(text, received, (seq, bare)))
 
     def _send(self, identity: bytes, seq: int | None, line: str) -> None:
         """One output line to a client: ``[seq, line]``, or ``[line]`` when ``seq`` is None (the
@@ -286,13 +553,61 @@ class ZmqServer:
             self._send(identity, seq, line)
 
     def _reap(self) -> None:
-        now = time.monotonic()
+        now = self.clock()
+        cfg = self.config
         for identity, cs in list(self.sessions.items()):
             if cs.closed:
                 self.sessions.pop(identity, None)
                 log.info("session_ended", client=identity.hex())
-            elif now - cs.last_seen > self.config.idle_timeout and not cs.session.busy:
-                self._close_session(identity, "idle")
+                continue
+            if not cs.connected and not cs.own_id:
+                self._close_session(identity, "disconnected")
+                continue
+            if cs.session.busy:
+                cs.last_seen = now   # a search is activity: quiet time counts from its end
+                continue
+            idle = now - cs.last_seen
+            gone = None if cs.connected or cs.disconnected_at is None else \
+                now - cs.disconnected_at
+            if gone is not None and gone > cfg.disconnected_timeout and \
+                    idle > cfg.disconnected_timeout:
+                self._close_session(identity, "disconnected", expired=(
+                    f"closed {cfg.disconnected_timeout:g} s after its connection closed "
+                    "(disconnected_timeout)"))
+            elif idle > cfg.new_session_timeout and not cs.has_game():
+                self._close_session(identity, "idle_new", expired=(
+                    f"closed after {cfg.new_session_timeout:g} s without a request before any "
+                    "game (new_session_timeout)"))
+            elif idle > cfg.idle_timeout:
+                self._close_session(identity, "idle", expired=(
+                    f"closed after {cfg.idle_timeout:g} s without a request (idle_timeout)"))
+
+    def _receive(self) -> None:
+        """Read what has arrived, then the monitor (which has each message's connection by
+        then: libzmq reports an accept before the connection's first message), then handle."""
+        batch = []
+        for _ in range(100):
+            try:
+                batch.append(self.socket.recv_multipart(flags=zmq.NOBLOCK, copy=False))
+            except zmq.Again:
+                break
+        now = self.clock()
+        self._drain_monitor(now)
+        for frames in batch:
+            try:
+                self._handle_frames([f.bytes for f in frames], _frame_fd(frames[-1]),
+                                    _frame_user(frames[-1]))
+            except Exception:
+                log.exception("bad_frames")
+        self._apply_closes()
+
+    def _retry_waiting(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for give_up, frames, fd, user in waiting:
+            try:
+                self._handle_frames(frames, fd, user, give_up)
+            except Exception:
+                log.exception("bad_frames")
 
     def serve_forever(self, poll_ms: int = 100) -> None:
         """Serve until :meth:`stop`; ``poll_ms`` bounds how late a stop or the reaper runs
@@ -300,20 +615,16 @@ class ZmqServer:
         poller = zmq.Poller()
         poller.register(self.socket, zmq.POLLIN)
         poller.register(self._wake_r, zmq.POLLIN)
+        if self.monitor is not None:
+            poller.register(self.monitor, zmq.POLLIN)
         last_reap = time.monotonic()
         try:
             while not self._stop.is_set():
-                events = dict(poller.poll(poll_ms))
-                if self.socket in events:
-                    for _ in range(100):
-                        try:
-                            frames = self.socket.recv_multipart(flags=zmq.NOBLOCK)
-                        except zmq.Again:
-                            break
-                        try:
-                            self._handle_frames(frames)
-                        except Exception:
-                            log.exception("bad_frames")
+                events = dict(poller.poll(20 if self._waiting else poll_ms))
+                if self.socket in events or self.monitor in events:
+                    self._receive()
+                if self._waiting:
+                    self._retry_waiting()
                 self._flush_outbox()
                 if time.monotonic() - last_reap > 1.0:
                     self._reap()
@@ -329,6 +640,13 @@ class ZmqServer:
     def close(self) -> None:
         for identity in list(self.sessions):
             self._close_session(identity, "server stop")
+        if self.monitor is not None:
+            try:
+                self.socket.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            self.monitor.close(0)
+            self.monitor = None
         self.socket.close(0)
         with self._pipe_lock:
             for fd in (self._wake_r, self._wake_w):
@@ -338,6 +656,25 @@ class ZmqServer:
         if self._auth is not None:
             self._auth.stop()
             self._auth = None
+
+
+def _frame_fd(frame: zmq.Frame) -> int | None:
+    """The descriptor of the connection a message came on; None where there is none
+    (inproc)."""
+    try:
+        fd = int(frame.get(zmq.SRCFD))
+    except (zmq.ZMQError, ValueError, TypeError):
+        return None
+    return fd if fd >= 0 else None
+
+
+def _frame_user(frame: zmq.Frame) -> bytes | None:
+    """The ZAP user id (CURVE: the client's public key); None without authentication."""
+    try:
+        user = frame.get("User-Id")
+    except zmq.ZMQError:
+        return None
+    return user.encode() if isinstance(user, str) else None
 
 
 def generate_keys(directory: str | Path, name: str) -> tuple[Path, Path]:

@@ -16,6 +16,12 @@
   let nextId = 1;
   let errorTimer = null;
   let progressStart = 0;
+  // The game's token: kept in sessionStorage, so that a reload of this tab (or a connection
+  // that drops) comes back to the same game; other tabs have their own.
+  const TOKEN_KEY = "othello-session";
+  let restorePending = false; // a resumed game: set the controls from its first state
+  let fatal = false;          // the server closed this page's game: no reconnecting
+  let retries = 0;
 
   // --- board ----------------------------------------------------------------------------
   const board = $('[data-role="board"]');
@@ -49,11 +55,29 @@
   }
 
   // --- connection -----------------------------------------------------------------------
+  function storedToken() {
+    try {
+      return sessionStorage.getItem(TOKEN_KEY) || "";
+    } catch (e) {
+      return "";   // storage disabled: every connection is a new game
+    }
+  }
+
+  function storeToken(token) {
+    try {
+      sessionStorage.setItem(TOKEN_KEY, token);
+    } catch (e) {
+      // storage disabled: nothing to keep
+    }
+  }
+
   function connect() {
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    ws = new WebSocket(`${proto}//${location.host}/ws`);
+    const token = storedToken();
+    const query = token ? `?session=${encodeURIComponent(token)}` : "";
+    ws = new WebSocket(`${proto}//${location.host}/ws${query}`);
     setPhase("connecting");
-    status("Connecting…");
+    status(retries ? "Connection lost; reconnecting…" : "Connecting…");
     ws.onmessage = (ev) => {
       let msg;
       try {
@@ -65,10 +89,21 @@
       handle(msg);
     };
     ws.onclose = (ev) => {
-      setPhase("closed");
-      const why = ev.reason ? ` (${ev.reason})` : "";
-      status(`Disconnected${why}. Reload the page to play again.`);
       $$("button[data-action]").forEach((b) => { b.disabled = true; });
+      // 1013: server full; 4000: the game was opened in another tab; 4001: it was closed.
+      if (fatal || [1013, 4000, 4001].includes(ev.code)) {
+        setPhase("closed");
+        const why = ev.reason ? ` (${ev.reason})` : "";
+        status(`Disconnected${why}. Reload the page to play again.`);
+        return;
+      }
+      // Anything else (the network, a message too large, the server restarting): come back
+      // to the game with its token.
+      setPhase("connecting");
+      status("Connection lost; reconnecting…");
+      const delay = Math.min(10000, 500 * 2 ** Math.min(retries, 5));
+      retries += 1;
+      setTimeout(connect, delay);
     };
   }
 
@@ -91,14 +126,26 @@
 
   function handle(msg) {
     switch (msg.type) {
+      case "session":
+        storeToken(msg.session);
+        restorePending = Boolean(msg.resumed);
+        retries = 0;
+        break;
       case "welcome": onWelcome(msg); break;
-      case "state": render(msg); break;
+      case "state":
+        if (restorePending && welcome) {
+          restorePending = false;
+          restoreControls(msg);
+        }
+        render(msg);
+        break;
       case "progress": onProgress(msg); break;
       case "move": break;   // the state that follows shows it
       case "hints": onHints(msg); break;
       case "thinking": onThinking(msg); break;
       case "record": onRecord(msg); break;
       case "error":
+        if (msg.fatal) fatal = true;
         showError(msg.message);
         if (state) render(state);   // a refused move: the board as it was
         break;
@@ -251,6 +298,31 @@
 
   function showSpec(which) {
     $(`[data-role="${which === 1 ? "spec" : "spec2"}"]`).textContent = agentSpec(which) || "";
+  }
+
+  // A resumed game: the controls show its players, time and rules, not the defaults.
+  function restoreControls(s) {
+    const b = s.players.black, w = s.players.white;
+    const color = b.human && w.human ? "both" : b.human ? "black" : w.human ? "white" : "watch";
+    $('[data-role="color"]').value = color;
+    onColor();
+    selectAgent(1, color === "black" ? w : b);
+    if (color === "watch") selectAgent(2, w);
+    const time = $('[data-role="time"]');
+    if (Array.from(time.options).some((o) => o.value === String(s.time))) time.value = String(s.time);
+    $('[data-role="rules"]').value = s.rules;
+  }
+
+  function selectAgent(which, player) {
+    if (!player || player.human) return;
+    const select = $(`[data-role="${which === 1 ? "agent" : "agent2"}"]`);
+    for (const v of [`preset:${player.agent}`, `agent:${player.agent}`]) {
+      if (Array.from(select.options).some((o) => o.value === v)) {
+        select.value = v;
+        renderParams(which);
+        return;
+      }
+    }
   }
 
   function onColor() {
