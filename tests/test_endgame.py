@@ -321,13 +321,15 @@ def test_second_process_loads_cached_solver_kernels():
 
 
 def test_evaluation_ordering_finds_the_same_values_with_fewer_nodes(ffo_easy):
+    from engine_server.eval.features import eval_tables
     from engine_server.eval.weights import default_weights
 
     nodes = {"eval": 0, "plain": 0}
     for row in ffo_easy[8:19]:
         pos = Position.from_string(row["board"], row["side"])
         P, O = pos.bitboards()
-        for kind, W in (("eval", default_weights(0)), ("plain", np.zeros((1, 1), np.int32))):
+        for kind, W in (("eval", eval_tables(default_weights(0))),
+                        ("plain", np.zeros((1, 1), np.int16))):
             tt, ctl = E.new_table(18), E.new_control()
             v, _ = E.solve_root_eval(P, O, np.int64(-65), np.int64(65), np.int64(0), tt, ctl, W)
             assert v == row["score"], (row["line"], kind)
