@@ -23,6 +23,8 @@ from engine_server.serve.zmq_server import (
 )
 from engine_server.session import EngineOptions
 
+from .loadsafe import WAIT
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -233,6 +235,7 @@ def test_max_sessions_and_idle_timeout():
         t.join(5)
 
 
+@pytest.mark.timeout(120)  # the bug below was a hang: fail in minutes, not in the global 10
 def test_curve_allows_known_keys_and_refuses_unknown(tmp_path):
     server_pub, server_sec = generate_keys(tmp_path / "server", "server")
     client_pub, client_sec = generate_keys(tmp_path / "clients", "alice")
@@ -241,17 +244,50 @@ def test_curve_allows_known_keys_and_refuses_unknown(tmp_path):
     try:
         ok = RemoteEngine(s.endpoint, timeout=5, keys=(client_sec, server_pub))
         assert ok.gtp("play black f5") == ""
-        bad = RemoteEngine(s.endpoint, timeout=1, retries=0, keys=(stranger_sec, server_pub))
-        with pytest.raises(RemoteError):
-            bad.gtp("name")
-        plain = RemoteEngine(s.endpoint, timeout=1, retries=0)
-        with pytest.raises(RemoteError):
-            plain.gtp("name")
-        for x in (ok, bad, plain):
-            x.close()
+        for keys in ((stranger_sec, server_pub), None):  # an unknown key, and no CURVE at all
+            bad = RemoteEngine(s.endpoint, timeout=1, retries=0, keys=keys)
+            with pytest.raises(RemoteError):
+                bad.gtp("name")
+            bad.close()
+            # The request sent after the refusal, not before it: libzmq has dropped the refused
+            # connection's pipe by then, and the send used to block forever.
+            ctx = MonitoredContext()
+            try:
+                late = RemoteEngine(s.endpoint, timeout=1, retries=1, keys=keys, context=ctx)
+                ctx.wait_for_handshake_failure()
+                with pytest.raises(RemoteError):
+                    late.gtp("name")
+                late.close()
+            finally:
+                ctx.destroy(linger=0)
+        ok.close()
     finally:
         s.stop()
         t.join(5)
+
+
+class MonitoredContext(zmq.Context):
+    """A context whose DEALER sockets are watched from their birth, before they connect."""
+
+    _monitor: zmq.Socket  # declared: pyzmq takes other attributes for socket options
+
+    def socket(self, socket_type, *args, **kwargs):
+        sock = super().socket(socket_type, *args, **kwargs)
+        if socket_type == zmq.DEALER:
+            self._monitor = sock.get_monitor_socket()
+            self._monitor.setsockopt(zmq.LINGER, 0)
+        return sock
+
+    def wait_for_handshake_failure(self) -> None:
+        from zmq.utils.monitor import recv_monitor_message
+
+        failed = {zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                  zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL}
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            if self._monitor.poll(100) and recv_monitor_message(self._monitor)["event"] in failed:
+                return
+        raise AssertionError("the server never refused the handshake")
 
 
 def test_non_loopback_bind_without_keys_refuses_to_start():
