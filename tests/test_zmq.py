@@ -23,7 +23,7 @@ from engine_server.serve.zmq_server import (
 )
 from engine_server.session import EngineOptions
 
-from .loadsafe import WAIT
+from .loadsafe import SLACK, WAIT, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -108,19 +108,23 @@ def test_retry_with_the_same_seq_does_not_play_twice(server):
 
 
 def test_cheap_commands_answered_fast_while_another_session_searches():
-    s, t = start_server(agent="uct:iterations=100000000", move_time=3.0)
+    s, t = start_server(agent="uct:iterations=100000000", move_time=60.0)
     try:
         a = RemoteEngine(s.endpoint, timeout=10)
         b = RemoteEngine(s.endpoint, timeout=10)
         b.gtp("protocol_version")
         a.send("genmove black")
-        time.sleep(0.3)
+        wait_until(lambda: any(cs.session.busy for cs in list(s.sessions.values())),
+                   what="a's genmove started")
         delays = []
         for cmd in ("protocol_version", "showboard", "name") * 3:
             t0 = time.monotonic()
             b.gtp(cmd)
             delays.append(time.monotonic() - t0)
-        assert max(delays) < 0.1, delays
+        # Answered while a's 60 s search went on, none of them waiting for it; the 100 ms
+        # promise is othello-bench zmq's busy_p99_s, on a quiet machine.
+        assert any(cs.session.busy for cs in list(s.sessions.values()))
+        assert max(delays) < SLACK, delays
         a.close()
         b.close()
     finally:
@@ -226,7 +230,9 @@ def test_max_sessions_and_idle_timeout():
         c = RemoteEngine(s.endpoint, timeout=5, retries=0)
         with pytest.raises(RemoteError, match="server full"):
             c.gtp("name")
-        time.sleep(2.0)  # idle sessions are freed
+        # idle sessions are freed (0.5 s idle, reaped once a second: a busy machine may take
+        # longer than a fixed sleep)
+        wait_until(lambda: not s.sessions, what="the idle sessions were freed")
         assert c.gtp("name") == "OthelloPy"
         for x in (a, b, c):
             x.close()
