@@ -310,6 +310,8 @@ FAKE_GTP = textwrap.dedent('''\
     from engine_server.game import PASS, Game, parse_move, square_name
     MODE = sys.argv[1]
     game = Game()
+    game.play(parse_move(square_name(game.position.legal_moves()[0])))
+    game = Game()  # the kernels loaded before the handshake, not billed to the first move
     asked = 0
     def out(text):
         sys.stdout.write(text + "\\n\\n")
@@ -413,7 +415,9 @@ def test_game_clock_is_enforced_and_sent(tmp_path):
         assert r["reason"] == "timeout" and r[r["loser"]] == "slow", r["detail"]
         assert "clock fell" in r["detail"] or "the clock" in r["detail"]
         slow_color = r["loser"]
-        assert 3 <= r["stats"][slow_color]["moves"] <= 6
+        # Not on its first move: the clock runs over moves.  Five moves take 1.25 s here; a busy
+        # machine makes each take longer, so the flag can fall sooner, never later.
+        assert 2 <= r["stats"][slow_color]["moves"] <= 6
         assert "TI[00:01" in r["ggf"]
     assert {p["name"]: p for p in res["players"]}["slow"]["time_losses"] == 2
     # an agent that never stops on its own budget plans from the clock and does not flag
