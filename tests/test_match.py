@@ -420,14 +420,18 @@ def test_game_clock_is_enforced_and_sent(tmp_path):
         assert 2 <= r["stats"][slow_color]["moves"] <= 6
         assert "TI[00:01" in r["ggf"]
     assert {p["name"]: p for p in res["players"]}["slow"]["time_losses"] == 2
-    # an agent that never stops on its own budget plans from the clock and does not flag
+    # An agent that never stops on its own budget plans from the clock and does not flag.  The
+    # clock is 3 s, not less: the time manager keeps half of a small allotment per move for
+    # lag (0.06 s a move here), and at 0.6 s that half (0.01 s) was less than what a busy
+    # machine adds to a move.
+    clock, inc, grace = 3.0, 0.01, 0.2
     task = GameTask(key="k", pairing="p", opening_index=0, opening=(), swap=0, round=0,
                     black="agent:uct:iterations=100000000", white="agent:random",
                     black_label="slow", white_label="random", rules="standard",
-                    tc=TimeControl(clock=0.6, increment=0.01, grace=0.2), seed=1)
+                    tc=TimeControl(clock=clock, increment=inc, grace=grace), seed=1)
     rec = play_game(task, PlayerCache())
     assert rec["reason"] == "normal", rec["detail"]
-    assert rec["stats"]["black"]["time"] < 0.6 + 30 * 0.01 + 0.2
+    assert rec["stats"]["black"]["time"] < clock + 30 * inc + grace
 
 
 CS303_AI = textwrap.dedent('''\
