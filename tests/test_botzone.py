@@ -166,11 +166,15 @@ def test_one_shot_turn_stays_inside_time_limit():
     assert answer_of(r) in pos.legal_moves()
     logs = [json.loads(line) for line in r.stderr.splitlines() if line.startswith("{")]
     (sent,) = [e for e in logs if e["event"] == "answered"]
+    (searched,) = [e for e in logs if e["event"] == "searched"]
     # Counted from the process start, as Botzone bills it: 1.5 s less the 0.3 s margin, used
-    # and then answered (the default agent never stops on its own that early).  That this is
-    # under 1.5 s on a quiet machine, imports included, is othello-bench botzone's figure; the
-    # deadline's arithmetic is checked without a clock below.
-    assert 1.0 < sent["turn_s"] < 1.2 + SLACK, sent
+    # and then answered (the default agent never stops on its own that early).  The imports
+    # before the search take seconds on a busy machine (once 8.7 s); then the deadline has
+    # passed and the search must end at once.  That the whole turn is under 1.5 s on a quiet
+    # machine is othello-bench botzone's figure; the deadline's arithmetic is checked without
+    # a clock below.
+    search_began = sent["turn_s"] - searched["elapsed"]  # seconds after the process start
+    assert 1.0 < sent["turn_s"] < max(1.2, search_began) + SLACK, (sent, searched)
     assert "of 1.20s" in json.loads(r.stdout)["debug"]
     assert wall < WAIT, wall
     assert bz.move_budget(1.0) == pytest.approx(0.8) and bz.move_budget(6) == pytest.approx(4.8)
