@@ -279,7 +279,9 @@ def test_client_vanishing_mid_search_and_many_clients_coming_and_going():
 
 
 def test_max_sessions_and_idle_timeout():
-    s, t = start_server(max_sessions=2, idle_timeout=0.5)
+    # 3 s idle: long enough that a busy machine cannot free a session between b's request and
+    # c's refusal, short enough to wait for below.
+    s, t = start_server(max_sessions=2, idle_timeout=3.0)
     try:
         a = RemoteEngine(s.endpoint, timeout=5)
         b = RemoteEngine(s.endpoint, timeout=5)
@@ -288,7 +290,7 @@ def test_max_sessions_and_idle_timeout():
         c = RemoteEngine(s.endpoint, timeout=5, retries=0)
         with pytest.raises(RemoteError, match="server full"):
             c.gtp("name")
-        # idle sessions are freed (0.5 s idle, reaped once a second: a busy machine may take
+        # idle sessions are freed (3 s idle, reaped once a second: a busy machine may take
         # longer than a fixed sleep)
         wait_until(lambda: not s.sessions, what="the idle sessions were freed")
         assert c.gtp("name") == "OthelloPy"
