@@ -17,6 +17,7 @@ finished above the previous best replaces it (PVS proves that with a finished re
 
 from __future__ import annotations
 
+import collections
 import threading
 import time
 from dataclasses import dataclass
@@ -583,13 +584,14 @@ class AlphaBeta:
                     # aspiration: a window around the value two plies shallower (the values
                     # of odd and even depths differ); a miss searches again with no window
                     lo, hi = values[depth - 2] - ASPIRATION, values[depth - 2] + ASPIRATION
+                guess = values.get(depth - 2, values.get(depth - 1))
                 v = self._iteration(P, O, rules, order, depth, lo, hi, analysis, mpc, ctl,
-                                    helpers, scores, kinds, max_depth)
+                                    helpers, scores, kinds, guess)
                 if ctl[ROOT_DONE] == 1 and (v <= lo or v >= hi):
                     ctl[ROOT_DONE] = 0
                     ctl[ROOT_BEST] = -1
                     v = self._iteration(P, O, rules, order, depth, -INF, INF, analysis, mpc,
-                                        ctl, helpers, scores, kinds, max_depth)
+                                        ctl, helpers, scores, kinds, v)
                 done = ctl[ROOT_DONE] == 1
                 if done:
                     values[depth] = v
@@ -639,101 +641,127 @@ class AlphaBeta:
     def _iteration(self, P: np.uint64, O: np.uint64, rules: np.int64, order: list[int],
                    depth: int, lo: int, hi: int, analysis: bool, mpc: np.ndarray,
                    ctl: np.ndarray, helpers: list[np.ndarray], scores: np.ndarray,
-                   kinds: np.ndarray, max_depth: int) -> int:
+                   kinds: np.ndarray, guess: int | None) -> int:
         """One iteration of the root: the root's kernel on one thread; with helper threads
-        (from PARALLEL_DEPTH) the root is split instead.  Fills scores/kinds and ctl's
-        ROOT_BEST, ROOT_SCORE and ROOT_DONE as search_root does; returns the best value."""
+        (from PARALLEL_DEPTH) the root is split instead (``guess``: the value expected).
+        Fills scores/kinds and ctl's ROOT_BEST, ROOT_SCORE and ROOT_DONE as search_root does;
+        returns the best value."""
         if not helpers or depth < PARALLEL_DEPTH or len(order) == 1:
             return int(search_root(P, O, np.int64(lo), np.int64(hi), np.int64(depth), self.W,
                                    rules, self.keys, self.data, ctl,
                                    np.array(order, np.int64), scores, kinds, analysis, mpc))
         return self._split(P, O, rules, order, depth, lo, hi, analysis, mpc, ctl, helpers,
-                           scores, kinds, max_depth)
+                           scores, kinds, guess)
 
     def _split(self, P: np.uint64, O: np.uint64, rules: np.int64, order: list[int],
                depth: int, lo: int, hi: int, analysis: bool, mpc: np.ndarray,
                ctl: np.ndarray, helpers: list[np.ndarray], scores: np.ndarray,
-               kinds: np.ndarray, max_depth: int) -> int:
-        """A split root (young brothers wait at the root): the first move alone, the helpers
-        meanwhile searching it a ply deeper (never past ``max_depth``: a fixed-depth search
-        gives the one-thread value) so that the main thread finds their entries in the shared
-        table; then every thread takes the next root move with a null window at the best value
-        so far, searching again in full when it beats it."""
+               kinds: np.ndarray, guess: int | None) -> int:
+        """A split root.  The main thread searches the first move with the window (lo, hi);
+        meanwhile the helpers take the other moves with a null window at ``guess`` (the value
+        expected: that of a shallower iteration), because most of them fail low against any
+        value near the first move's.  When the first move's value is known, a speculative
+        result that proves the move no better than it stands; any other is searched again.
+        From then on every thread takes the next move with a null window at the best value so
+        far, searching again in full when it beats it.  With ``analysis`` every move gets the
+        full window, all threads from the start."""
         kinds[:] = -2
         W, keys, data = self.W, self.keys, self.data
-        d64, lo64, hi64 = np.int64(depth), np.int64(lo), np.int64(hi)
+        d64, hi64 = np.int64(depth), np.int64(hi)
         first = order[0]
-        for c in helpers:
-            c[HALT] = 0
-        lazy = [threading.Thread(target=search_move, daemon=True,
-                                 args=(P, O, np.int64(first), np.int64(-INF), np.int64(INF),
-                                       np.int64(min(depth + 1, max_depth)), W, rules, keys,
-                                       data, c, mpc))
-                for c in helpers]
-        for t in lazy:
-            t.start()
-        v0 = int(search_move(P, O, np.int64(first), lo64, hi64, d64, W, rules, keys, data, ctl,
-                             mpc))
-        for c in helpers:
-            c[HALT] = 1
-        for t in lazy:
-            t.join()
-        for c in helpers:
-            c[HALT] = 0
-        if ctl[ABORTED] != 0:
-            return -INF
-        scores[0] = v0
-        kinds[0] = -1 if v0 <= lo else 1 if v0 >= hi else 0
-        state = {"alpha": max(lo, v0) if not analysis else lo, "best": v0, "move": first,
-                 "next": 1,
-                 "aborted": False, "fail_high": v0 >= hi}
-        if v0 >= hi and not analysis:
-            ctl[ROOT_BEST], ctl[ROOT_SCORE], ctl[ROOT_DONE] = first, v0, 1
-            return v0
-        lock = threading.Lock()
+        spec = guess is not None and not analysis
+        g = min(max(guess, lo), hi - 1) if guess is not None else lo
+        state: dict = {"alpha": lo, "known": analysis, "best": -INF, "move": first,
+                       "queue": collections.deque(range(1, len(order))), "spec": [],
+                       "aborted": False, "fail_high": False}
+        cond = threading.Condition()
+
+        def record(k: int, v: int, a: int) -> None:
+            scores[k] = v
+            kinds[k] = -1 if v <= a else 1 if v >= hi else 0
+            if v > state["best"]:
+                state["best"], state["move"] = v, order[k]
+                if not analysis and v > state["alpha"]:
+                    state["alpha"] = v
+                    if v >= hi:
+                        state["fail_high"] = True
 
         def work(c: np.ndarray) -> None:
             while True:
-                with lock:
-                    if state["aborted"] or state["fail_high"] or state["next"] >= len(order):
-                        return
-                    k = state["next"]
-                    state["next"] = k + 1
-                    a = int(state["alpha"])
+                with cond:
+                    while True:
+                        if state["aborted"] or state["fail_high"]:
+                            return
+                        if state["queue"] and (state["known"] or spec):
+                            break
+                        if state["known"]:
+                            return
+                        cond.wait()
+                    k = state["queue"].popleft()
+                    known = state["known"]
+                    a = int(state["alpha"]) if known else g
                 sq = np.int64(order[k])
                 if analysis:
-                    v = int(search_move(P, O, sq, lo64, hi64, d64, W, rules, keys, data, c, mpc))
+                    v = int(search_move(P, O, sq, np.int64(lo), hi64, d64, W, rules, keys, data,
+                                        c, mpc))
                 else:
                     v = int(search_move(P, O, sq, np.int64(a), np.int64(a + 1), d64, W, rules,
                                         keys, data, c, mpc))
-                    if a < v < hi and c[ABORTED] == 0:
+                    if known and a < v < hi and c[ABORTED] == 0:
                         v = int(search_move(P, O, sq, np.int64(a), hi64, d64, W, rules, keys,
                                             data, c, mpc))
-                with lock:
+                with cond:
                     if c[ABORTED] != 0:
                         state["aborted"] = True
+                        cond.notify_all()
                         return
-                    scores[k] = v
-                    kinds[k] = -1 if v <= a else 1 if v >= hi else 0
-                    if v > state["best"]:
-                        state["best"], state["move"] = v, order[k]
-                        if not analysis and v > state["alpha"]:
-                            state["alpha"] = v
-                            if v >= hi:
-                                state["fail_high"] = True
+                    if known:
+                        record(k, v, a)
+                    elif not state["known"]:
+                        state["spec"].append((k, v))
+                    elif v <= g <= state["alpha"]:
+                        record(k, v, state["alpha"])
+                    else:
+                        state["queue"].appendleft(k)
+                    cond.notify_all()
 
         threads = [threading.Thread(target=work, args=(c,), daemon=True) for c in helpers]
+        for c in helpers:
+            c[HALT] = 0
         for t in threads:
             t.start()
-        work(ctl)
+        v0 = int(search_move(P, O, np.int64(first), np.int64(lo), hi64, d64, W, rules, keys,
+                             data, ctl, mpc))
+        with cond:
+            if ctl[ABORTED] != 0:
+                state["aborted"] = True
+            else:
+                record(0, v0, lo)
+                state["known"] = True
+                for k, v in state["spec"]:
+                    if v <= g <= state["alpha"]:
+                        record(k, v, state["alpha"])
+                    else:
+                        state["queue"].appendleft(k)
+            cond.notify_all()
+        if state["aborted"] or state["fail_high"]:
+            for c in helpers:   # their moves are not needed
+                c[HALT] = 1
+        else:
+            work(ctl)
         for t in threads:
             t.join()
+        for c in helpers:
+            c[HALT] = 0
+        if ctl[ABORTED] != 0 and not state["known"]:
+            return -INF
         ctl[ROOT_BEST] = state["move"]
         ctl[ROOT_SCORE] = state["best"]
-        if state["aborted"]:
+        if state["aborted"] and not state["fail_high"]:
             return int(state["best"])
+        ctl[ABORTED] = 0
         ctl[ROOT_DONE] = 1
-        store_root(keys, data, P, O, rules, lo64, hi64, np.int64(state["best"]), d64,
+        store_root(keys, data, P, O, rules, np.int64(lo), hi64, np.int64(state["best"]), d64,
                    np.int64(state["move"]), ctl[GEN], ctl[SEL])
         return int(state["best"])
 
