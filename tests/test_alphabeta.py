@@ -71,10 +71,11 @@ def test_alpha_beta_equals_plain_minimax(rules, depth):
         assert r.score * SCALE == minimax(pos, r.depth, W), pos.to_string()
 
 
-@pytest.mark.parametrize("depth", [5, 7])
+@pytest.mark.parametrize("depth", [5, 7, 9])
 def test_two_threads_at_a_fixed_depth_give_the_single_thread_value(depth):
-    """Lazy SMP: the helper fills the shared table with true bounds, so the main thread's
-    full-width value at a fixed depth is the one-thread value (moves may differ on ties)."""
+    """Split points down the principal variation (depth 9: four of them, nested) and the
+    helpers' speculative null windows change no full-width value at a fixed depth (moves may
+    differ on ties)."""
     W = default_weights(STANDARD)
     one, two = AlphaBeta(W, table_bits=16), AlphaBeta(W, table_bits=16)
     for pos in positions_with(STANDARD, (24, 44), 10, seed=depth):
@@ -85,6 +86,12 @@ def test_two_threads_at_a_fixed_depth_give_the_single_thread_value(depth):
         a = one.search(pos, max_depth=depth)
         b = two.search(pos, max_depth=depth, threads=2)
         assert b.score == a.score and b.depth == a.depth == depth, pos.to_string()
+        if depth == 7:   # analysis: every root move's exact value, helpers from the start
+            one.clear()
+            two.clear()
+            a = one.search(pos, max_depth=depth, analysis=True)
+            b = two.search(pos, max_depth=depth, analysis=True, threads=2)
+            assert b.moves == a.moves, pos.to_string()
 
 
 def test_probes_that_can_never_cut_change_no_value():

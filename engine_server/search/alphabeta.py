@@ -77,6 +77,7 @@ ETC_DEPTH = 4             # from this depth children are looked up in the table 
 ASPIRATION_DEPTH = 4      # from this iteration the root searches a window around the last value
 ASPIRATION = 2 * SCALE    # its half width
 PARALLEL_DEPTH = 5        # from this iteration helper threads split the root
+SPLIT_DEPTH = 6           # and every node down the first moves with this much depth left
 
 # Multi-ProbCut (Buro 1997, in Edax's form): at depth >= MPC_MIN_DEPTH a null-window search of
 # the shallow depth predicts the deep value; when it lies beyond the window by the margin
@@ -381,6 +382,30 @@ def search_move(P, O, sq, alpha, beta, depth, W, rules, keys, data, ctl, mpc):
 
 
 @njit(cache=True)
+def child_mobility(P, O, sqs, mob):
+    """The moves of (P, O) into ``sqs`` and the opponent's mobility after each into ``mob``;
+    returns how many."""
+    n = 0
+    mm = legal_moves(P, O)
+    while mm != U0:
+        m = mm & (~mm + U1)
+        mm ^= m
+        f = flips(P, O, m)
+        sqs[n] = lowest_square(m)
+        mob[n] = popcount(legal_moves(O ^ f, P ^ f ^ m))
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def child_position(P, O, sq):
+    """(P, O) after the move ``sq``, from the opponent's view."""
+    m = U1 << U(sq)
+    f = flips(P, O, m)
+    return O ^ f, P ^ f ^ m
+
+
+@njit(cache=True)
 def store_root(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
     _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel)
 
@@ -446,6 +471,23 @@ class ABResult:
     stopped_by: str = ""
     reused: float = 0.0              # share of the root's children the table already held
     selectivity: int = SEL_EXACT     # level of the probes (SEL_EXACT: full width)
+
+
+class _SplitPoint:
+    """A node of the principal variation whose moves several threads search (see _split)."""
+
+    def __init__(self, P: np.uint64, O: np.uint64, moves: list[int], depth: int, lo: int,
+                 hi: int, guess: int | None, root: bool, analysis: bool) -> None:
+        self.P, self.O, self.moves, self.depth, self.lo, self.hi = P, O, moves, depth, lo, hi
+        self.root, self.analysis = root, analysis
+        self.speculate = guess is not None and not analysis
+        self.g = min(max(guess, lo), hi - 1) if guess is not None else lo
+        self.alpha, self.best, self.move = lo, -INF, moves[0]
+        self.queue = collections.deque(range(1, len(moves)))
+        self.spec: list[tuple[int, int]] = []
+        self.known = analysis   # the first move's value (analysis: no window to wait for)
+        self.cut = False
+        self.busy = 0
 
 
 class AlphaBeta:
@@ -653,117 +695,183 @@ class AlphaBeta:
         return self._split(P, O, rules, order, depth, lo, hi, analysis, mpc, ctl, helpers,
                            scores, kinds, guess)
 
+    def _children(self, P: np.uint64, O: np.uint64, rules: np.int64) -> list[int]:
+        """The moves of a PV node below the root in the order a split searches them: the
+        table's move first, then by the opponent's mobility after the move (fewest first)."""
+        sqs = np.zeros(64, np.int64)
+        mob = np.zeros(64, np.int64)
+        n = int(child_mobility(P, O, sqs, mob))
+        order = [int(sq) for _, sq in sorted(zip(mob[:n].tolist(), sqs[:n].tolist()))]
+        tm = int(table_move(self.keys, self.data, P, O, rules))
+        if tm in order:
+            order.remove(tm)
+            order.insert(0, tm)
+        return order
+
     def _split(self, P: np.uint64, O: np.uint64, rules: np.int64, order: list[int],
                depth: int, lo: int, hi: int, analysis: bool, mpc: np.ndarray,
                ctl: np.ndarray, helpers: list[np.ndarray], scores: np.ndarray,
                kinds: np.ndarray, guess: int | None) -> int:
-        """A split root.  The main thread searches the first move with the window (lo, hi);
-        meanwhile the helpers take the other moves with a null window at ``guess`` (the value
-        expected: that of a shallower iteration), because most of them fail low against any
-        value near the first move's.  When the first move's value is known, a speculative
-        result that proves the move no better than it stands; any other is searched again.
-        From then on every thread takes the next move with a null window at the best value so
-        far, searching again in full when it beats it.  With ``analysis`` every move gets the
-        full window, all threads from the start."""
+        """Split points along the principal variation (young brothers wait, with a guess).
+
+        The main thread walks down the first moves from the root while the remaining depth is
+        at least SPLIT_DEPTH; each node on that path is a split point whose other moves the
+        helpers take, the deepest first.  Before a node's first move has its value, a helper
+        searches another move with a null window at ``guess`` (the value of a shallower
+        iteration, negated every ply): most moves fail low against any value near the first
+        move's, and a result that proves its move no better than the first stands; any other
+        is searched again.  Once the first move's value is known every thread takes the next
+        move with a null window at the best value so far, searching again in full when it
+        beats it; a move that reaches the node's beta ends the node and halts the helpers
+        still on it.  With ``analysis`` every root move gets the full window."""
         kinds[:] = -2
         W, keys, data = self.W, self.keys, self.data
-        d64, hi64 = np.int64(depth), np.int64(hi)
-        first = order[0]
-        spec = guess is not None and not analysis
-        g = min(max(guess, lo), hi - 1) if guess is not None else lo
-        state: dict = {"alpha": lo, "known": analysis, "best": -INF, "move": first,
-                       "queue": collections.deque(range(1, len(order))), "spec": [],
-                       "aborted": False, "fail_high": False}
         cond = threading.Condition()
+        stack: list[_SplitPoint] = []
+        glob = {"aborted": False, "finished": False, "move": order[0]}
+        working: dict[int, _SplitPoint | None] = {}
 
-        def record(k: int, v: int, a: int) -> None:
-            scores[k] = v
-            kinds[k] = -1 if v <= a else 1 if v >= hi else 0
-            if v > state["best"]:
-                state["best"], state["move"] = v, order[k]
-                if not analysis and v > state["alpha"]:
-                    state["alpha"] = v
-                    if v >= hi:
-                        state["fail_high"] = True
+        def child(c: np.ndarray, sp: _SplitPoint, k: int, a: int, b: int) -> int:
+            return int(search_move(sp.P, sp.O, np.int64(sp.moves[k]), np.int64(a), np.int64(b),
+                                   np.int64(sp.depth), W, rules, keys, data, c, mpc))
 
-        def work(c: np.ndarray) -> None:
+        def record(sp: _SplitPoint, k: int, v: int, a: int) -> None:
+            if sp.root:
+                scores[k] = v
+                kinds[k] = -1 if v <= a else 1 if v >= sp.hi else 0
+            if v > sp.best:
+                sp.best, sp.move = v, sp.moves[k]
+                if not sp.analysis and v > sp.alpha:
+                    sp.alpha = v
+                    if v >= sp.hi:
+                        sp.cut = True
+                        for i, w in working.items():   # their moves are not needed
+                            if w is sp:
+                                helpers[i][HALT] = 1
+
+        def run(c: np.ndarray, i: int, sp: _SplitPoint, k: int, known: bool, a: int) -> None:
+            if sp.analysis:
+                v = child(c, sp, k, sp.lo, sp.hi)
+            else:
+                v = child(c, sp, k, a, a + 1)
+                if known and a < v < sp.hi and c[ABORTED] == 0:
+                    v = child(c, sp, k, a, sp.hi)
+            with cond:
+                sp.busy -= 1
+                if i >= 0:
+                    working[i] = None
+                if c[ABORTED] != 0:
+                    if i < 0 or c[STOP] != 0:   # the clock, the caller or the node limit
+                        glob["aborted"] = True
+                elif sp.cut:
+                    pass
+                elif known:
+                    record(sp, k, v, a)
+                elif not sp.known:
+                    sp.spec.append((k, v))
+                elif v <= sp.g <= sp.alpha:
+                    record(sp, k, v, sp.alpha)
+                else:
+                    sp.queue.appendleft(k)
+                c[HALT] = 0
+                cond.notify_all()
+
+        def take() -> tuple | None:
+            for sp in reversed(stack):
+                if sp.cut or not sp.queue or not (sp.known or sp.speculate):
+                    continue
+                k = sp.queue.popleft()
+                sp.busy += 1
+                return sp, k, sp.known, sp.alpha if sp.known else sp.g
+            return None
+
+        def helper(i: int) -> None:
+            c = helpers[i]
             while True:
                 with cond:
                     while True:
-                        if state["aborted"] or state["fail_high"]:
+                        if glob["aborted"] or glob["finished"]:
                             return
-                        if state["queue"] and (state["known"] or spec):
+                        task = take()
+                        if task is not None:
+                            working[i] = task[0]
                             break
-                        if state["known"]:
-                            return
                         cond.wait()
-                    k = state["queue"].popleft()
-                    known = state["known"]
-                    a = int(state["alpha"]) if known else g
-                sq = np.int64(order[k])
-                if analysis:
-                    v = int(search_move(P, O, sq, np.int64(lo), hi64, d64, W, rules, keys, data,
-                                        c, mpc))
-                else:
-                    v = int(search_move(P, O, sq, np.int64(a), np.int64(a + 1), d64, W, rules,
-                                        keys, data, c, mpc))
-                    if known and a < v < hi and c[ABORTED] == 0:
-                        v = int(search_move(P, O, sq, np.int64(a), hi64, d64, W, rules, keys,
-                                            data, c, mpc))
-                with cond:
-                    if c[ABORTED] != 0:
-                        state["aborted"] = True
-                        cond.notify_all()
-                        return
-                    if known:
-                        record(k, v, a)
-                    elif not state["known"]:
-                        state["spec"].append((k, v))
-                    elif v <= g <= state["alpha"]:
-                        record(k, v, state["alpha"])
-                    else:
-                        state["queue"].appendleft(k)
-                    cond.notify_all()
+                run(c, i, *task)
 
-        threads = [threading.Thread(target=work, args=(c,), daemon=True) for c in helpers]
+        def node(nP: np.uint64, nO: np.uint64, moves: list[int], d: int, a0: int, b0: int,
+                 g: int | None, root: bool) -> int | None:
+            sp = _SplitPoint(nP, nO, moves, d, a0, b0, g, root, analysis and root)
+            with cond:
+                stack.append(sp)
+                cond.notify_all()
+            cP, cO = (np.uint64(x) for x in child_position(nP, nO, np.int64(moves[0])))
+            sub = (self._children(cP, cO, rules) if d - 1 >= SPLIT_DEPTH and not sp.analysis
+                   else [])
+            if len(sub) >= 2:
+                r = node(cP, cO, sub, d - 1, -b0, -a0, None if g is None else -g, False)
+                v0 = None if r is None else -r
+            else:
+                v0 = child(ctl, sp, 0, a0, b0)
+                if ctl[ABORTED] != 0:
+                    v0 = None
+            with cond:
+                if v0 is None or glob["aborted"]:
+                    glob["aborted"] = True
+                else:
+                    record(sp, 0, v0, a0)
+                    sp.known = True
+                    for k, v in sp.spec:
+                        if v <= sp.g <= sp.alpha:
+                            record(sp, k, v, sp.alpha)
+                        else:
+                            sp.queue.appendleft(k)
+                cond.notify_all()
+            while True:
+                with cond:
+                    if glob["aborted"] or sp.cut or (not sp.queue and sp.busy == 0):
+                        stack.remove(sp)
+                        break
+                    if not sp.queue:
+                        cond.wait()
+                        continue
+                    k = sp.queue.popleft()
+                    sp.busy += 1
+                    a = sp.alpha
+                run(ctl, -1, sp, k, True, a)
+            if glob["aborted"]:
+                if root and sp.known:
+                    ctl[ROOT_BEST], ctl[ROOT_SCORE] = sp.move, sp.best
+                return None
+            if root:
+                glob["move"] = sp.move
+            store_root(keys, data, nP, nO, rules, np.int64(a0), np.int64(b0),
+                       np.int64(sp.best), np.int64(d), np.int64(sp.move), ctl[GEN], ctl[SEL])
+            return sp.best
+
         for c in helpers:
             c[HALT] = 0
+        threads = [threading.Thread(target=helper, args=(i,), daemon=True)
+                   for i in range(len(helpers))]
         for t in threads:
             t.start()
-        v0 = int(search_move(P, O, np.int64(first), np.int64(lo), hi64, d64, W, rules, keys,
-                             data, ctl, mpc))
-        with cond:
-            if ctl[ABORTED] != 0:
-                state["aborted"] = True
-            else:
-                record(0, v0, lo)
-                state["known"] = True
-                for k, v in state["spec"]:
-                    if v <= g <= state["alpha"]:
-                        record(k, v, state["alpha"])
-                    else:
-                        state["queue"].appendleft(k)
-            cond.notify_all()
-        if state["aborted"] or state["fail_high"]:
-            for c in helpers:   # their moves are not needed
-                c[HALT] = 1
-        else:
-            work(ctl)
-        for t in threads:
-            t.join()
-        for c in helpers:
-            c[HALT] = 0
-        if ctl[ABORTED] != 0 and not state["known"]:
-            return -INF
-        ctl[ROOT_BEST] = state["move"]
-        ctl[ROOT_SCORE] = state["best"]
-        if state["aborted"] and not state["fail_high"]:
-            return int(state["best"])
+        try:
+            best = node(P, O, order, depth, lo, hi, guess, True)
+        finally:
+            with cond:
+                glob["finished"] = True
+                for c in helpers:   # whatever they still search is not needed
+                    c[HALT] = 1
+                cond.notify_all()
+            for t in threads:
+                t.join()
+            for c in helpers:
+                c[HALT] = 0
+        if best is None:
+            return -INF if ctl[ROOT_BEST] < 0 else int(ctl[ROOT_SCORE])
         ctl[ABORTED] = 0
-        ctl[ROOT_DONE] = 1
-        store_root(keys, data, P, O, rules, np.int64(lo), hi64, np.int64(state["best"]), d64,
-                   np.int64(state["move"]), ctl[GEN], ctl[SEL])
-        return int(state["best"])
+        ctl[ROOT_BEST], ctl[ROOT_SCORE], ctl[ROOT_DONE] = glob["move"], best, 1
+        return best
 
     def _result(self, position: Position, best: Iteration,
                 moves_info: dict[int, tuple[float, int, int]], t0: float, stopped_by: str,
