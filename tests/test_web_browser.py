@@ -384,11 +384,17 @@ def test_sessions_and_message_sizes_are_limited_and_errors_keep_the_session(tmp_
         st = await _recv_until(a, "state")
         assert st["moves"][0] == "f5" and st["human_to_move"]
         # far over the limit the WebSocket layer closes that one connection only
-        await b.send("y" * (2 << 20))
-        with pytest.raises(websockets.ConnectionClosed) as big:
-            while True:
-                await b.recv()
-        assert big.value.rcvd is not None and big.value.rcvd.code == 1009
+        # (on a busy machine the server's close can reach b while it is still sending: the
+        # send then fails with the reset, before b could read the close frame)
+        try:
+            await b.send("y" * (2 << 20))
+        except (websockets.ConnectionClosed, ConnectionResetError):
+            pass
+        else:
+            with pytest.raises(websockets.ConnectionClosed) as big:
+                while True:
+                    await b.recv()
+            assert big.value.rcvd is not None and big.value.rcvd.code == 1009
         # its slot is freed: a new tab gets a game
         t0 = time.monotonic()
         while True:
