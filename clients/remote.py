@@ -85,8 +85,11 @@ def interactive_main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
+    from engine_server import __version__
+
     p = argparse.ArgumentParser(prog="othello-remote",
                                 description="Talk to a remote othello-engine by hand.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("endpoint", help="e.g. tcp://127.0.0.1:5555")
     p.add_argument("--client-key", help="client secret key file (CURVE)")
     p.add_argument("--server-key", help="server public key file (CURVE)")
