@@ -1,8 +1,16 @@
-"""``othello-bench search``: iterations/s, playouts/s and deadline overrun of an agent."""
+"""``othello-bench search``: iterations/s, playouts/s, deadline overrun and stop latency of an
+agent.
+
+``max_overrun_s`` is how long after its ``--seconds`` deadline a search returned (the goal is
+20 ms); ``max_stop_latency_s`` how long after another thread set its stop event (set halfway
+through a budget ten times longer, so that only the stop ends it).  The tests check only that
+deadlines and stops end searches; these figures are for a quiet machine.
+"""
 
 from __future__ import annotations
 
 import argparse
+import threading
 import time
 from typing import Any
 
@@ -45,6 +53,26 @@ def raw_playout_rate(seconds: float = 0.5) -> float:
     return games / (time.perf_counter() - t0)
 
 
+def stop_latency(agent: Any, pos: Position, after: float) -> float | None:
+    """Seconds from setting the stop event, ``after`` seconds into a search with ten times
+    that budget, to the search's return; None when something else ended it first (a book
+    move, a solved position)."""
+    stop = threading.Event()
+    set_at: list[float] = []
+
+    def fire() -> None:
+        set_at.append(time.monotonic())
+        stop.set()
+
+    timer = threading.Timer(after, fire)
+    timer.start()
+    r = agent.search(pos, Limits(time=10 * after + 1.0, stop=stop))
+    done = time.monotonic()
+    timer.cancel()
+    timer.join()
+    return done - set_at[0] if set_at and r.stopped_by == "stop" else None
+
+
 def bench_search(spec: str, seconds: float, position: str, repeat: int) -> dict[str, Any]:
     from engine_server.agents import make_agent
 
@@ -52,7 +80,7 @@ def bench_search(spec: str, seconds: float, position: str, repeat: int) -> dict[
     spec = without_book(spec)  # the start position is in the book: time the search itself
     agent = make_agent(spec)
     agent.search(pos, Limits(iterations=20))  # compile / load kernels outside the timing
-    ips, pps, nps, depths, overruns = [], [], [], [], []
+    ips, pps, nps, depths, overruns, stops = [], [], [], [], [], []
     for _ in range(repeat):
         agent.reset()
         t0 = time.monotonic()
@@ -63,10 +91,15 @@ def bench_search(spec: str, seconds: float, position: str, repeat: int) -> dict[
         pps.append(r.playouts / r.elapsed)
         nps.append(r.search_nodes / r.elapsed)
         depths.append(r.iterations)
+        agent.reset()
+        stops.append(stop_latency(agent, pos, seconds / 2))
     raw = raw_playout_rate()
+    latencies = [x for x in stops if x is not None]
     return {"bench": "search", "agent": spec, "position": position, "seconds": seconds,
             "runs": repeat, "iterations_per_s": median(ips), "playouts_per_s": median(pps),
-            "max_overrun_s": max(overruns), "raw_playouts_per_s": raw,
+            "max_overrun_s": max(overruns),
+            "max_stop_latency_s": max(latencies) if latencies else None,
+            "raw_playouts_per_s": raw,
             "ratio_to_raw": median(pps) / raw, "tree_nodes": r.tree_nodes,
             # depth-first agents (ab, best): nodes per second and the depth reached
             "search_nodes_per_s": median(nps), "depth": median(depths)}

@@ -356,8 +356,18 @@ class ZmqChannel(Channel):
         self.send_seq(self.seq, line)
 
     def send_seq(self, seq: int, line: str) -> None:
-        """One frame pair with a chosen sequence number (a retry reuses the request's)."""
-        self._socket().send_multipart([str(seq).encode(), line.encode("utf-8")])
+        """One frame pair with a chosen sequence number (a retry reuses the request's).
+
+        Never blocks.  A server that refuses the handshake (CURVE keys it does not know, or
+        no CURVE where it wants it) makes libzmq drop the connection's pipe for good, and a
+        DEALER with no pipe blocks a send forever, whatever timeout the command has: that is
+        reported at once as a closed channel (a retry's reset makes a fresh socket)."""
+        try:
+            self._socket().send_multipart([str(seq).encode(), line.encode("utf-8")],
+                                          flags=zmq.NOBLOCK)
+        except zmq.Again:
+            raise EngineClosed(f"cannot send to {self.endpoint}: no connection to queue it on "
+                               "(the server refused the handshake?) or a full queue") from None
 
     def resend(self) -> None:
         self.send_seq(self.seq, self._last)

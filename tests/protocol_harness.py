@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 from engine_server.protocol.gtp import GtpHandler
 from engine_server.protocol.nboard import NBoardHandler
-from engine_server.session import EngineOptions, Output, Session
+from engine_server.session import EngineOptions, Output, SearchJob, Session
 
 
 class Harness:
@@ -19,6 +20,18 @@ class Harness:
         self.session = Session(options, self.output)
         self.handler = NBoardHandler(self.session, hint_interval=0.05) if protocol == "nboard" \
             else GtpHandler(self.session)
+        # Every job the session starts, and when the last line was handed over: a test reads
+        # the budget a command gave its search (deadline - received) instead of timing it.
+        self.jobs: list[SearchJob] = []
+        self.received = 0.0
+        start = self.session.start
+
+        def recording_start(*args: Any, **kwargs: Any) -> SearchJob:
+            job = start(*args, **kwargs)
+            self.jobs.append(job)
+            return job
+
+        self.session.start = recording_start  # type: ignore[method-assign]
 
     def _sink(self, line: str) -> None:
         with self._lock:
@@ -27,7 +40,8 @@ class Harness:
     def send(self, *lines: str) -> list[str]:
         start = len(self.lines)
         for line in lines:
-            self.handler.handle_line(line)
+            self.received = time.monotonic()
+            self.handler.handle_line(line, self.received)
         return self.lines[start:]
 
     def wait(self, timeout: float = 30.0) -> None:

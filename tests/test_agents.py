@@ -12,6 +12,7 @@ from engine_server.agents import AGENTS, AgentSpecError, make_agent, parse_spec
 from engine_server.game import PASS, Game, Position, parse_move
 from engine_server.search.limits import Limits
 
+from .loadsafe import SLACK
 from .solver_ref import move_scores
 
 TREE_AGENTS = ["shallow", "minmax", "ucb1", "uct", "ocba", "dk", "puct", "mcts"]
@@ -141,10 +142,10 @@ def test_deadline_returns_promptly(name):
     t0 = time.monotonic()
     r = agent.search(MIDGAME, Limits(time=0.3))
     wall = time.monotonic() - t0
-    # The goal is +20 ms (checked by othello-bench search on a quiet machine); the margin here
-    # absorbs a loaded CI runner.
-    assert 0.29 <= wall < 0.3 + 0.05, wall
+    # The deadline ended a search that nothing else would end, and not before it.  How soon
+    # after it (the goal is +20 ms) is othello-bench search's max_overrun_s, on a quiet machine.
     assert r.stopped_by == "time" and r.iterations > 0
+    assert 0.29 <= wall < 0.3 + SLACK, wall
 
 
 def _lead_the_first_child(agent, visits: float) -> int:
@@ -164,9 +165,9 @@ def test_early_stop_answers_once_the_most_visited_move_cannot_be_caught():
     agent.search(MIDGAME, Limits(iterations=300))
     move = _lead_the_first_child(agent, 1e9)
     t0 = time.monotonic()
-    r = agent.search(MIDGAME, Limits(time=3.0))
-    assert time.monotonic() - t0 < 0.5
+    r = agent.search(MIDGAME, Limits(time=60.0))
     assert r.stopped_by == "unassailable" and r.best_move == move and r.iterations >= 256
+    assert time.monotonic() - t0 < 60.0 / 3  # long before the deadline
 
 
 def test_early_stop_waits_while_the_lead_can_change_and_can_be_switched_off():
@@ -179,12 +180,12 @@ def test_early_stop_waits_while_the_lead_can_change_and_can_be_switched_off():
     T.expand(bbs, links, stats, meta, 0)
     first = int(links[0, T.FIRST])
     stats[first:first + 4, T.N] = [100, 90, 5, 5]
-    now = time.monotonic()
+    now = 1000.0  # the clock is the test's: a pause of this thread cannot change the rate
     # 1000 root visits in the last second: 500 more fit in 0.5 s, 5 in 5 ms.
-    assert not _unassailable(links, stats, 1000, now - 1.0, now + 0.5)
-    assert _unassailable(links, stats, 1000, now - 1.0, now + 0.005)
+    assert not _unassailable(links, stats, 1000, now - 1.0, now + 0.5, now=now)
+    assert _unassailable(links, stats, 1000, now - 1.0, now + 0.005, now=now)
     stats[first + 2, T.LO] = 2.0  # a proof may still change the solver's choice
-    assert not _unassailable(links, stats, 1000, now - 1.0, now + 0.005)
+    assert not _unassailable(links, stats, 1000, now - 1.0, now + 0.005, now=now)
     off = make_agent("mcts:threads=1")  # off by default
     off.search(MIDGAME, Limits(iterations=300))
     _lead_the_first_child(off, 1e9)
@@ -198,15 +199,18 @@ def test_stop_flag_from_another_thread_returns_best_so_far_at_once():
     stop = threading.Event()
     threading.Timer(0.2, stop.set).start()
     t0 = time.monotonic()
-    r = agent.search(MIDGAME, Limits(time=30.0, stop=stop))
-    assert time.monotonic() - t0 < 0.2 + 0.05
+    r = agent.search(MIDGAME, Limits(time=60.0, stop=stop))
+    # Ended by the stop, long before its own deadline; how soon after the stop is
+    # othello-bench search's max_stop_latency_s.
     assert r.stopped_by == "stop" and r.best_move in MIDGAME.legal_moves()
+    assert time.monotonic() - t0 < 60.0 / 3
 
 
 def test_progress_callback_sees_best_so_far():
     seen = []
     agent = make_agent("uct")
-    r = agent.search(MIDGAME, Limits(time=0.35), progress=seen.append, progress_interval=0.1)
+    # ten intervals: a busy machine's pauses cannot leave fewer than two reports
+    r = agent.search(MIDGAME, Limits(time=1.0), progress=seen.append, progress_interval=0.1)
     assert len(seen) >= 2
     assert all(not s.final and s.best_move in MIDGAME.legal_moves() for s in seen)
     assert seen[-1].iterations <= r.iterations and r.final
@@ -235,7 +239,8 @@ def test_default_budgets_come_from_the_papers():
 
 def test_memory_cap_stops_expansion_but_not_the_search():
     agent = make_agent("uct:memory=1")
-    r = agent.search(Position.start(), Limits(time=1.0))
+    # an iteration budget, not a time: a busy machine must not leave the 1 MiB tree unfilled
+    r = agent.search(Position.start(), Limits(iterations=60_000))
     assert r.tree_full
     from engine_server.search import tree as T
 

@@ -3,6 +3,7 @@ stdin, one turn per process or keep-running, answers read from stdout."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -16,6 +17,8 @@ import pytest
 from clients.botzone import main as bz
 from engine_server.game import PASS, Color, Game, Position
 from engine_server.game.notation import botzone_xy, square_from_botzone
+
+from .loadsafe import SLACK, WAIT
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
@@ -163,13 +166,53 @@ def test_one_shot_turn_stays_inside_time_limit():
     assert answer_of(r) in pos.legal_moves()
     logs = [json.loads(line) for line in r.stderr.splitlines() if line.startswith("{")]
     (sent,) = [e for e in logs if e["event"] == "answered"]
-    # Counted from the process start, as Botzone bills it: 1.5 s less the 0.3 s margin.
-    assert 1.0 < sent["turn_s"] < 1.5, sent
+    (searched,) = [e for e in logs if e["event"] == "searched"]
+    # Counted from the process start, as Botzone bills it: 1.5 s less the 0.3 s margin, used
+    # and then answered (the default agent never stops on its own that early).  The imports
+    # before the search take seconds on a busy machine (once 8.7 s); then the deadline has
+    # passed and the search must end at once.  That the whole turn is under 1.5 s on a quiet
+    # machine is othello-bench botzone's figure; the deadline's arithmetic is checked without
+    # a clock below.
+    search_began = sent["turn_s"] - searched["elapsed"]  # seconds after the process start
+    assert 1.0 < sent["turn_s"] < max(1.2, search_began) + SLACK, (sent, searched)
     assert "of 1.20s" in json.loads(r.stdout)["debug"]
-    assert wall < 3.0, wall  # interpreter start and exit besides, on loaded shared cores
+    assert wall < WAIT, wall
     assert bz.move_budget(1.0) == pytest.approx(0.8) and bz.move_budget(6) == pytest.approx(4.8)
     assert bz.time_limit_seconds("6") == 6 and bz.time_limit_seconds(1000) == 1.0
     assert bz.time_limit_seconds("") is None
+
+
+class DeadlineRecorder:
+    """A backend that answers at once and keeps the deadline of every search."""
+
+    def __init__(self):
+        self.deadlines: list[float] = []
+
+    def search(self, position, deadline, progress=None):
+        from engine_server.search.limits import SearchResult
+
+        self.deadlines.append(deadline)
+        move = position.legal_moves()[0]
+        return SearchResult(best_move=move, moves=[], pv=[move], root_value=0.0, agent="rec")
+
+    def reset(self):
+        pass
+
+
+def test_the_first_turn_is_billed_from_the_process_start_and_later_ones_from_their_arrival():
+    moves = find_prefix(lambda p, m: len(p.legal_moves()) >= 8, seed=41)
+    pos = Game.from_moves(moves).position
+    backend = DeadlineRecorder()
+    process_start = time.monotonic() - 0.5  # as if the imports had taken 0.5 s
+    first = json.dumps(envelope(moves, pos.side, time_limit=1.5))
+    answered = pos.legal_moves()[0]  # what the recorder plays
+    reply = pos.play(answered).legal_moves()[0]
+    stdin = io.StringIO(first + "\n" + json.dumps(xy(reply)) + "\n")
+    arrived = time.monotonic()
+    assert bz.serve(bz.Bot(backend), stdin, io.StringIO(), True, process_start) == 0
+    first_deadline, second_deadline = backend.deadlines
+    assert first_deadline == pytest.approx(process_start + bz.move_budget(1.5))
+    assert second_deadline >= arrived + bz.move_budget(1.5)
 
 
 class KeepRunning:

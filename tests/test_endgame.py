@@ -15,6 +15,7 @@ from engine_server.game import bitboard as bb
 from engine_server.search import endgame as E
 
 from .conftest import load_ffo
+from .loadsafe import SLACK
 from .second_process import run_probe
 from .solver_ref import move_scores as ref_move_scores
 from .solver_ref import solve as ref_solve
@@ -212,17 +213,21 @@ def test_stop_event_and_deadline_return_promptly():
     r = s.solve(pos, stop=stop)
     assert not r.exact and r.nodes == 0 and r.best_move is None
 
+    # Stopped and out of time before the work is done (several seconds on a quiet machine, so
+    # longer on a busy one): the bounds say that the stop and the deadline ended the solves.
+    # How soon after them is othello-bench endgame --latency.
     stop = threading.Event()
     threading.Timer(0.2, stop.set).start()
     t0 = time.monotonic()
     r = s.solve(pos, stop=stop)
     waited = time.monotonic() - t0
     assert not r.exact and r.score is None and r.nodes > 0
-    assert waited < 0.2 + 0.4, waited
+    assert 0.19 <= waited < 0.2 + SLACK, waited  # (the timer started just before t0)
 
     t0 = time.monotonic()
     r = s.solve(pos, mode="wld", deadline=t0 + 0.15)
-    assert not r.exact and time.monotonic() - t0 < 0.15 + 0.4
+    waited = time.monotonic() - t0
+    assert not r.exact and 0.15 <= waited < 0.15 + SLACK, waited
 
 
 def test_chunked_search_gives_the_same_answers(ffo_easy, monkeypatch):
@@ -321,13 +326,15 @@ def test_second_process_loads_cached_solver_kernels():
 
 
 def test_evaluation_ordering_finds_the_same_values_with_fewer_nodes(ffo_easy):
+    from engine_server.eval.features import eval_tables
     from engine_server.eval.weights import default_weights
 
     nodes = {"eval": 0, "plain": 0}
     for row in ffo_easy[8:19]:
         pos = Position.from_string(row["board"], row["side"])
         P, O = pos.bitboards()
-        for kind, W in (("eval", default_weights(0)), ("plain", np.zeros((1, 1), np.int32))):
+        for kind, W in (("eval", eval_tables(default_weights(0))),
+                        ("plain", np.zeros((1, 1), np.int16))):
             tt, ctl = E.new_table(18), E.new_control()
             v, _ = E.solve_root_eval(P, O, np.int64(-65), np.int64(65), np.int64(0), tt, ctl, W)
             assert v == row["score"], (row["line"], kind)

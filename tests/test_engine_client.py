@@ -26,6 +26,8 @@ from clients.engine_client import (
 from engine_server.game import Game, parse_move
 from engine_server.session import EngineOptions
 
+from .loadsafe import SLACK, WAIT, wait_until
+
 
 class ScriptedChannel(Channel):
     """A channel whose engine is a function from a sent line to the lines it answers with
@@ -39,6 +41,7 @@ class ScriptedChannel(Channel):
         self.sent: list[str] = []
         self.resends = 0
         self.resets = 0
+        self.deadlines: list[float] = []  # what each read_line was told to wait until
         self.out: queue.Queue[str] = queue.Queue()
 
     def send(self, line: str) -> None:
@@ -54,6 +57,7 @@ class ScriptedChannel(Channel):
         self.resets += 1
 
     def read_line(self, deadline: float) -> str:
+        self.deadlines.append(deadline)
         try:
             return self.out.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
@@ -124,11 +128,16 @@ def test_command_error_survives_pickling_between_match_processes():
 
 
 def test_silent_channel_times_out_at_the_deadline():
-    client = EngineClient(ScriptedChannel(silent))
+    ch = ScriptedChannel(silent)
+    client = EngineClient(ch)
     t0 = time.monotonic()
     with pytest.raises(EngineTimeout):
         client.command("name", timeout=0.2)
-    assert 0.15 < time.monotonic() - t0 < 1.0
+    t1 = time.monotonic()
+    # The channel was told to wait until 0.2 s after the call, and the client gave up then
+    # (not earlier; later only by what a busy machine adds).
+    assert ch.deadlines and all(t0 + 0.2 <= d <= t1 for d in ch.deadlines), ch.deadlines
+    assert 0.15 < t1 - t0 < 0.2 + SLACK
 
 
 def test_old_error_names_are_the_new_types():
@@ -206,14 +215,15 @@ def test_in_process_channel_quit_interrupts_a_long_genmove():
     ch = InProcessChannel(EngineOptions(agent="uct:iterations=100000000", warmup=False),
                           protocol="gtp")
     ch.send("genmove black")
-    time.sleep(0.3)
+    wait_until(lambda: ch.session.busy, what="the genmove's search started")
     t0 = time.monotonic()
     ch.send("quit")
     lines = []
     with pytest.raises(EngineClosed):
         while True:
-            lines.append(ch.read_line(time.monotonic() + 10))
-    assert time.monotonic() - t0 < 3
+            lines.append(ch.read_line(time.monotonic() + WAIT))
+    # 10^8 iterations and no move time: only the quit ended that search
+    assert time.monotonic() - t0 < SLACK
     assert lines[0].startswith("= ") and lines[-2:] == ["= ", ""]
 
 

@@ -12,15 +12,15 @@ import pytest
 from clients.engine_process import EngineProcess
 from engine_server.game import PASS, Game, parse_move
 
+from .loadsafe import SLACK, WAIT
+
 FAST = ("--agent", "uct:iterations=200", "--move-time", "0.05")
 
 
 def test_end_of_input_exits_cleanly():
     eng = EngineProcess.ours(*FAST)
     assert eng.gtp("protocol_version") == "2"
-    t0 = time.monotonic()
-    assert eng.close() == 0
-    assert time.monotonic() - t0 < 5
+    assert eng.close(timeout=WAIT) == 0  # a hang would be killed (exit code -9)
 
 
 @pytest.mark.parametrize("first", ["quit", "nboard 2"])
@@ -29,18 +29,18 @@ def test_quit_exits_cleanly_in_both_protocols(first):
     eng.send(first)
     if first != "quit":
         eng.send("quit")
-    assert eng.proc.wait(10) == 0
+    assert eng.proc.wait(WAIT) == 0
 
 
 def test_quit_interrupts_a_long_genmove():
     eng = EngineProcess.ours("--agent", "uct:iterations=100000000", "--move-time", "60")
     eng.gtp("protocol_version")
     eng.send("genmove black")
-    time.sleep(0.5)
+    time.sleep(0.5)  # into the search (were it not, the quit would still have to end it)
     t0 = time.monotonic()
     eng.send("quit")
-    assert eng.proc.wait(10) == 0
-    assert time.monotonic() - t0 < 3
+    assert eng.proc.wait(WAIT) == 0
+    assert time.monotonic() - t0 < 60 / 3  # long before the 60 s move time
 
 
 def test_sigterm_during_search_exits_cleanly():
@@ -52,33 +52,35 @@ def test_sigterm_during_search_exits_cleanly():
     eng.send("hint 8")
     time.sleep(0.5)
     eng.proc.send_signal(signal.SIGTERM)
-    assert eng.proc.wait(10) == 0
+    assert eng.proc.wait(WAIT) == 0
 
 
 def test_crlf_input():
     eng = EngineProcess.ours(*FAST)
     eng.send("ping 9\r")
-    assert eng.read_line(10) == "pong 9"
+    assert eng.read_line(WAIT) == "pong 9"
     eng.close()
 
 
-def test_ping_is_answered_within_100ms_while_a_long_search_runs():
+def test_ping_is_answered_while_a_long_search_runs():
     eng = EngineProcess.ours("--agent", "uct:iterations=100000000")
     eng.send("nboard 2")
     eng.send("set depth 60")
     eng.send("ping 1")
-    eng.read_until(lambda l: l == "pong 1", timeout=30)
+    eng.read_until(lambda l: l == "pong 1", timeout=WAIT)
     eng.send("hint 4")
-    eng.read_until(lambda l: l.startswith("search "), timeout=30)
+    eng.read_until(lambda l: l.startswith("search "), timeout=WAIT)
     delays = []
     for n in range(2, 6):
         t0 = eng.send(f"ping {n}")
-        eng.read_until(lambda l, n=n: l == f"pong {n}", timeout=5)
+        eng.read_until(lambda l, n=n: l == f"pong {n}", timeout=WAIT)
         delays.append(time.monotonic() - t0)
         eng.send("hint 4")
-        time.sleep(0.3)
-    assert max(delays) < 0.1, delays
-    eng.close()
+        eng.read_until(lambda l: l.startswith("search "), timeout=WAIT)  # searching again
+    # Each hint (10^8 iterations, no clock) ran until the ping ended it.  The 100 ms promise is
+    # othello-bench ping's figure, on a quiet machine.
+    assert max(delays) < SLACK, delays
+    eng.close(timeout=WAIT)
 
 
 GTP_LINE = re.compile(r"^(=\d*|\?\d*)( .*)?$")
@@ -94,10 +96,10 @@ def test_stdout_holds_only_protocol_lines_even_at_debug_level(tmp_path):
         lines = []
         while True:
             try:
-                lines.append(eng.read_line(30))
+                lines.append(eng.read_line(WAIT))
             except EOFError:
                 break
-        assert eng.proc.wait(10) == 0
+        assert eng.proc.wait(WAIT) == 0
     blocks = [b for b in "\n".join(lines).split("\n\n") if b.strip()]
     heads = [b.splitlines()[0] for b in blocks]
     assert len(heads) == 6 and all(GTP_LINE.match(h) for h in heads), lines
@@ -136,7 +138,7 @@ def test_full_game_engine_vs_engine_over_gtp():
     assert a.gtp("final_score") == b.gtp("final_score")
     for e in engines.values():
         e.send("quit")
-        assert e.proc.wait(10) == 0
+        assert e.proc.wait(WAIT) == 0
 
 
 def test_full_game_engine_vs_engine_over_nboard():
@@ -153,16 +155,16 @@ def test_full_game_engine_vs_engine_over_nboard():
         n += 1
         eng.send(f"set game {_nboard_game_line(game)}")
         eng.send(f"ping {n}")
-        eng.read_until(lambda l, n=n: l == f"pong {n}", timeout=30)
+        eng.read_until(lambda l, n=n: l == f"pong {n}", timeout=WAIT)
         eng.send("go")
-        line = eng.read_until(lambda l: l.startswith("=== "), timeout=30)[-1]
+        line = eng.read_until(lambda l: l.startswith("=== "), timeout=WAIT)[-1]
         move = parse_move(line[4:].split("/")[0])
         assert move in game.position.legal_moves(), (line, game.move_texts())
         game.play(move)
     assert len(game.moves) >= 58
     for e in engines.values():
         e.send("quit")
-        assert e.proc.wait(10) == 0
+        assert e.proc.wait(WAIT) == 0
 
 
 def test_first_genmove_after_start_meets_its_budget():
@@ -171,10 +173,13 @@ def test_first_genmove_after_start_meets_its_budget():
     assert eng.gtp("protocol_version") == "2"
     ready = time.monotonic() - t0
     t1 = eng.send("genmove black")
-    head = eng.read_line(30)
+    head = eng.read_line(WAIT)
     took = time.monotonic() - t1
     assert head[2:] in ("d3", "c4", "f5", "e6")
-    assert took < 1.0 + 0.1, took
-    assert ready < 5.0, ready  # answers come while the kernels load in the background
+    # 10^8 iterations: the move time ended the first search, while the kernels were still
+    # loading in the background, and it was used.  The quiet machine's figures (ready in
+    # about a second, the move at 1.0 s + tens of ms) are othello-bench timing --cold's.
+    assert 0.9 < took < 1.0 + SLACK, took
+    assert ready < WAIT / 2, ready
     eng.send("quit")
-    assert eng.proc.wait(10) == 0
+    assert eng.proc.wait(WAIT) == 0

@@ -2,8 +2,11 @@
 
 import time
 
+import pytest
+
 from engine_server.game import Game, parse_move
 
+from .loadsafe import SLACK, wait_until
 from .protocol_harness import Harness
 
 QUARRY = ["play black d3", "play white c3", "play black b3", "play white b2",
@@ -83,7 +86,11 @@ def test_time_left_drives_genmove_budget(gtp):
     dt = time.monotonic() - t0
     assert out[0][2:] in ("d3", "c4", "f5", "e6")
     # 6 s over ~32 of our moves, less the lag buffer: well under a second, more than nothing
-    assert 0.05 < dt < 0.5, dt
+    (job,) = gtp.jobs
+    budget = job.limits.deadline - gtp.received
+    assert 0.05 < budget < 0.5, budget
+    # and that budget (10^8 iterations otherwise) ended the search, not before it
+    assert job.result.stopped_by == "time" and budget <= dt < budget + SLACK, (budget, dt)
 
 
 def test_move_time_cap_always_wins(gtp):
@@ -92,7 +99,10 @@ def test_move_time_cap_always_wins(gtp):
     gtp.send("time_settings 3000 0 0")
     t0 = time.monotonic()
     gtp.send("genmove black")
-    assert 0.28 < time.monotonic() - t0 < 0.35
+    dt = time.monotonic() - t0
+    (job,) = gtp.jobs
+    assert job.limits.deadline - gtp.received == pytest.approx(0.3)  # not 3000 s / ~32 moves
+    assert job.result.stopped_by == "time" and 0.28 < dt < 0.3 + SLACK, dt
 
 
 def test_17_analysis_streams_until_any_line(gtp):
@@ -106,8 +116,9 @@ def test_17_analysis_streams_until_any_line(gtp):
     n_before = len(gtp.lines)
     out = gtp.send("name")
     assert out[0] == "" and out[1:] == ["= OthelloPy", ""]
+    assert not gtp.session.busy  # the analysis was stopped before the answer...
     time.sleep(0.2)
-    assert len(gtp.lines) == n_before + 3  # nothing more from the analysis
+    assert len(gtp.lines) == n_before + 3  # ...and nothing more came from it
     out = gtp.send("3 kata-analyze b interval 5")
     assert out == ["=3"]
     lines = gtp.wait_for(lambda ls: any(l.startswith("info move ") and "scoreLead" in l
@@ -243,15 +254,19 @@ def test_pondering_searches_on_the_opponents_time_and_is_stopped_by_the_next_com
         h.send("genmove black")
         job = h.session.current_job
         assert job is not None and job.kind == "ponder"
-        time.sleep(0.5)
+        # a tree worth reusing, several times the 2000 iterations of the genmove (a sleep would
+        # leave it to the machine's load how big it gets)
+        wait_until(lambda: h.session.agent.tree.nodes >= 20_000, what="the ponder grew a tree")
         assert h.session.busy
         opp = h.session.position.legal_moves()[0]
         from engine_server.game import square_name
 
         t0 = time.monotonic()
         assert h.send(f"play white {square_name(opp)}") == ["= ", ""]
-        assert time.monotonic() - t0 < 0.1
+        # the play ended the 30 s ponder before answering (how fast a stop lands is
+        # othello-bench search's max_stop_latency_s)
         assert not job.thread.is_alive()
+        assert time.monotonic() - t0 < SLACK
         # the tree built while pondering is reused by the next search
         h.send("genmove black")
         assert h.session.last_result.reused_fraction > 0

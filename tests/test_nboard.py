@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from .loadsafe import SLACK
 from .protocol_harness import Harness
 
 S = "8 ---------------------------O*------*O--------------------------- *"
@@ -91,10 +92,13 @@ def test_6_ggf_pass_styles_give_the_same_position(nb):
 def test_7_ping_aborts_search_promptly_and_nothing_follows(nb):
     nb.session.set_agent("uct:iterations=100000000")
     nb.send(f"set game {GAME0}", "set depth 60", "ping 7", "hint 64")
-    time.sleep(0.3)
+    nb.wait_for(lambda ls: any(l.startswith("search") for l in ls))  # the hint is searching
     t0 = time.monotonic()
     nb.send("ping 8")
-    assert time.monotonic() - t0 < 0.1
+    # The ping ended a search that nothing else would end (10^8 iterations, depth 60) before
+    # it was answered; the 100 ms promise is othello-bench ping's figure, on a quiet machine.
+    assert not nb.session.busy and "pong 8" in nb.lines
+    assert time.monotonic() - t0 < SLACK
     time.sleep(0.3)
     lines = list(nb.lines)
     after = lines[lines.index("pong 8") + 1:]

@@ -23,6 +23,8 @@ from engine_server.serve.zmq_server import (
 )
 from engine_server.session import EngineOptions
 
+from .loadsafe import SLACK, WAIT, wait_until
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -106,19 +108,23 @@ def test_retry_with_the_same_seq_does_not_play_twice(server):
 
 
 def test_cheap_commands_answered_fast_while_another_session_searches():
-    s, t = start_server(agent="uct:iterations=100000000", move_time=3.0)
+    s, t = start_server(agent="uct:iterations=100000000", move_time=60.0)
     try:
         a = RemoteEngine(s.endpoint, timeout=10)
         b = RemoteEngine(s.endpoint, timeout=10)
         b.gtp("protocol_version")
         a.send("genmove black")
-        time.sleep(0.3)
+        wait_until(lambda: any(cs.session.busy for cs in list(s.sessions.values())),
+                   what="a's genmove started")
         delays = []
         for cmd in ("protocol_version", "showboard", "name") * 3:
             t0 = time.monotonic()
             b.gtp(cmd)
             delays.append(time.monotonic() - t0)
-        assert max(delays) < 0.1, delays
+        # Answered while a's 60 s search went on, none of them waiting for it; the 100 ms
+        # promise is othello-bench zmq's busy_p99_s, on a quiet machine.
+        assert any(cs.session.busy for cs in list(s.sessions.values()))
+        assert max(delays) < SLACK, delays
         a.close()
         b.close()
     finally:
@@ -282,7 +288,9 @@ def test_max_sessions_and_idle_timeout():
         c = RemoteEngine(s.endpoint, timeout=5, retries=0)
         with pytest.raises(RemoteError, match="server full"):
             c.gtp("name")
-        time.sleep(2.0)  # idle sessions are freed
+        # idle sessions are freed (0.5 s idle, reaped once a second: a busy machine may take
+        # longer than a fixed sleep)
+        wait_until(lambda: not s.sessions, what="the idle sessions were freed")
         assert c.gtp("name") == "OthelloPy"
         for x in (a, b, c):
             x.close()
@@ -291,6 +299,7 @@ def test_max_sessions_and_idle_timeout():
         t.join(5)
 
 
+@pytest.mark.timeout(120)  # the bug below was a hang: fail in minutes, not in the global 10
 def test_curve_allows_known_keys_and_refuses_unknown(tmp_path):
     server_pub, server_sec = generate_keys(tmp_path / "server", "server")
     client_pub, client_sec = generate_keys(tmp_path / "clients", "alice")
@@ -300,14 +309,22 @@ def test_curve_allows_known_keys_and_refuses_unknown(tmp_path):
     try:
         ok = RemoteEngine(s.endpoint, timeout=5, keys=(client_sec, server_pub))
         assert ok.gtp("play black f5") == ""
-        bad = RemoteEngine(s.endpoint, timeout=1, retries=0, keys=(stranger_sec, server_pub))
-        with pytest.raises(RemoteError):
-            bad.gtp("name")
-        plain = RemoteEngine(s.endpoint, timeout=1, retries=0)
-        with pytest.raises(RemoteError):
-            plain.gtp("name")
-        for x in (ok, bad, plain):
-            x.close()
+        for keys in ((stranger_sec, server_pub), None):  # an unknown key, and no CURVE at all
+            bad = RemoteEngine(s.endpoint, timeout=1, retries=0, keys=keys)
+            with pytest.raises(RemoteError):
+                bad.gtp("name")
+            bad.close()
+            # The request sent after the refusal, not before it: libzmq has dropped the refused
+            # connection's pipe by then, and the send used to block forever.
+            ctx = MonitoredContext()
+            try:
+                late = RemoteEngine(s.endpoint, timeout=1, retries=1, keys=keys, context=ctx)
+                ctx.wait_for_handshake_failure()
+                with pytest.raises(RemoteError):
+                    late.gtp("name")
+                late.close()
+            finally:
+                ctx.destroy(linger=0)
         # Another allowed key presenting alice's routing id may not use her session.
         alice = RemoteEngine(s.endpoint, timeout=5, keys=(client_sec, server_pub),
                              identity=b"alice-game")
@@ -320,9 +337,34 @@ def test_curve_allows_known_keys_and_refuses_unknown(tmp_path):
         alice.channel.reset()   # her routing id back on her own connection
         assert alice.gtp("showboard").endswith("X=4 O=1, white (O) to move, standard rules")
         alice.close()
+        ok.close()
     finally:
         s.stop()
         t.join(5)
+
+
+class MonitoredContext(zmq.Context):
+    """A context whose DEALER sockets are watched from their birth, before they connect."""
+
+    _monitor: zmq.Socket  # declared: pyzmq takes other attributes for socket options
+
+    def socket(self, socket_type, *args, **kwargs):
+        sock = super().socket(socket_type, *args, **kwargs)
+        if socket_type == zmq.DEALER:
+            self._monitor = sock.get_monitor_socket()
+            self._monitor.setsockopt(zmq.LINGER, 0)
+        return sock
+
+    def wait_for_handshake_failure(self) -> None:
+        from zmq.utils.monitor import recv_monitor_message
+
+        failed = {zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                  zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL}
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            if self._monitor.poll(100) and recv_monitor_message(self._monitor)["event"] in failed:
+                return
+        raise AssertionError("the server never refused the handshake")
 
 
 def test_non_loopback_bind_without_keys_refuses_to_start():

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from engine_server.eval.features import N_STAGES, N_WEIGHTS
+from engine_server.eval.features import N_STAGES, N_WEIGHTS, eval_tables
 from engine_server.game.bitboard import (
     START_BLACK,
     START_WHITE,
@@ -38,8 +38,9 @@ from .pool import run_chunks
 
 
 @njit(cache=True, nogil=True)
-def _pick(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds):
-    """The move of a fixed-depth search (ties broken at random); PASS when forced."""
+def _pick(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds, mpc):
+    """The move of a fixed-depth search (ties broken at random); PASS when forced.  ``mpc``
+    holds the ProbCut margins (zeros: full width, so that labels do not depend on them)."""
     moves = legal_moves(P, O)
     if moves == U0:
         return 64
@@ -61,14 +62,15 @@ def _pick(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds):
     ctl[AB.LIMIT] = 1 << 62
     ctl[AB.STOP] = 0
     AB.search_root(P, O, np.int64(-AB.INF), np.int64(AB.INF), np.int64(depth), W, rules, keys,
-                   data, ctl, order[:n], scores[:n], kinds[:n], False)
+                   data, ctl, order[:n], scores[:n], kinds[:n], False, mpc)
     return ctl[AB.ROOT_BEST]
 
 
 @njit(cache=True, nogil=True)
 def play_games(n_games, seed, W, rules, depth, random_plies, solve_empties, keys, data, ctl,
-               stt, sctl, P_out, O_out, e_out, t_out, g_out, c_out, game0):
-    """Play ``n_games``; returns the number of positions written to the output arrays."""
+               stt, sctl, P_out, O_out, e_out, t_out, g_out, c_out, game0, mpc):
+    """Play ``n_games``; returns the number of positions written to the output arrays.  ``W``:
+    the merged evaluation tables of ``eval_tables``; ``mpc``: ProbCut margins (zeros: none)."""
     rng = np.zeros(1, np.uint64)
     rng[0] = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(1)
     order = np.zeros(64, np.int64)
@@ -108,7 +110,7 @@ def play_games(n_games, seed, W, rules, depth, random_plies, solve_empties, keys
             elif ply < n_random:
                 sq = lowest_square(nth_bit(moves, rng_below(rng, popcount(moves))))
             else:
-                sq = _pick(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds)
+                sq = _pick(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds, mpc)
             P, O = make_move(P, O, sq)
             black = not black
             ply += 1
@@ -144,8 +146,9 @@ def _chunk(st: tuple, s: int, e: int, seed: int, weights: np.ndarray, rules: int
     t = np.zeros(cap, np.int64)
     g = np.zeros(cap, np.int64)
     c = np.zeros(cap, np.bool_)
-    k = play_games(n, seed * 1_000_003 + s, weights, np.int64(rules), depth, random_plies,
-                   solve_empties, keys, data, ctl, stt, sctl, P, O, em, t, g, c, s)
+    k = play_games(n, seed * 1_000_003 + s, eval_tables(weights), np.int64(rules), depth,
+                   random_plies, solve_empties, keys, data, ctl, stt, sctl, P, O, em, t, g, c, s,
+                   AB.NO_MPC)
     return Dataset(P[:k], O[:k], em[:k].astype(np.int8), t[:k].astype(np.int8), g[:k])
 
 

@@ -24,6 +24,9 @@ index is the base-3 number of its squares' digits, first square least significan
 
 from __future__ import annotations
 
+import hashlib
+import threading
+
 import numpy as np
 from numba import njit
 
@@ -262,10 +265,28 @@ def _merge_plan() -> list[list[tuple[int, ...]]]:
 _PLAN = _merge_plan()
 
 
+_TABLES: dict[bytes, np.ndarray] = {}
+_TABLES_LOCK = threading.Lock()
+
+
 def eval_tables(W: np.ndarray) -> np.ndarray:
     """The weight tables :func:`evaluate` reads, from weights ``W`` [stages, N_WEIGHTS]: each
     pattern's entry holds the sum over the images that read the same squares.  int16 when the
-    sums fit (half the cache footprint), else int32."""
+    sums fit (half the cache footprint), else int32.  Built once per distinct weight set in a
+    process (0.2 s) and shared: callers must not write to the result."""
+    key = hashlib.blake2b(np.ascontiguousarray(W).tobytes() + str(np.shape(W)).encode(),
+                          digest_size=16).digest()
+    with _TABLES_LOCK:
+        E = _TABLES.get(key)
+        if E is None:
+            # shared, so never to be written (numba types a read-only array apart: the
+            # kernels' signatures take writable ones)
+            E = _build_tables(W)
+            _TABLES[key] = E
+    return E
+
+
+def _build_tables(W: np.ndarray) -> np.ndarray:
     W = np.asarray(W, dtype=np.int64)
     E = W.copy()
     for j, perms in enumerate(_PLAN):

@@ -46,7 +46,8 @@ EVAL_MAX = 64 * SCALE - 1  # an evaluation never claims a certain wipe-out
 INF = 30000
 
 # ctl layout
-NODES, LIMIT, ABORTED, STOP, GEN, ROOT_BEST, ROOT_SCORE, ROOT_DONE, SEL, PC_NEST = range(10)
+NODES, LIMIT, ABORTED, STOP, GEN, ROOT_BEST, ROOT_SCORE, ROOT_DONE, SEL, PC_NEST, HALT = \
+    range(11)
 SCRATCH = 16
 MAX_PLY = 96
 SLOT = 128                # per ply: up to 64 moves, then their keys
@@ -74,6 +75,7 @@ SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
 ETC_DEPTH = 4             # from this depth children are looked up in the table first
 ASPIRATION_DEPTH = 4      # from this iteration the root searches a window around the last value
 ASPIRATION = 2 * SCALE    # its half width
+PARALLEL_DEPTH = 5        # from this iteration helper threads split the root
 
 # Multi-ProbCut (Buro 1997, in Edax's form): at depth >= MPC_MIN_DEPTH a null-window search of
 # the shallow depth predicts the deep value; when it lies beyond the window by the margin
@@ -115,7 +117,8 @@ def _final(P, O, rules):
 def _poll(ctl):
     ctl[NODES] += 1
     if (ctl[NODES] & POLL) == 0:
-        if ctl[STOP] != 0 or ctl[NODES] >= ctl[LIMIT]:
+        # STOP: the clock or the caller; HALT: this thread's speculative work is not needed
+        if ctl[STOP] != 0 or ctl[HALT] != 0 or ctl[NODES] >= ctl[LIMIT]:
             ctl[ABORTED] = 1
     return ctl[ABORTED] != 0
 
@@ -361,6 +364,26 @@ def search_root(P, O, alpha, beta, depth, W, rules, keys, data, ctl, order, scor
     return best
 
 
+@njit(cache=True, nogil=True)
+def search_move(P, O, sq, alpha, beta, depth, W, rules, keys, data, ctl, mpc):
+    """The root move ``sq`` (PASS when forced) searched to ``depth`` in the window (alpha,
+    beta), from the root's view: one root move of a split root (threads > 1)."""
+    ctl[ABORTED] = 0
+    if sq == PASS:
+        nP, nO = O, P
+    else:
+        m = U1 << U(sq)
+        f = flips(P, O, m)
+        nP = O ^ f
+        nO = P ^ f ^ m
+    return -_pvs(nP, nO, -beta, -alpha, depth - 1, 1, W, rules, keys, data, ctl, mpc)
+
+
+@njit(cache=True)
+def store_root(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
+    _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel)
+
+
 @njit(cache=True)
 def table_move(keys, data, P, O, rules):
     i = _slot(keys, P, O)
@@ -549,35 +572,24 @@ class AlphaBeta:
         stopped_by = "depth"
         scores = np.zeros(len(order), np.int64)
         kinds = np.zeros(len(order), np.int64)
-        current = [1]       # the main thread's iteration, for the helpers to run ahead of
         values: dict[int, int] = {}   # finished iterations' root values
-        workers = [threading.Thread(target=self._helper, name=f"ab-helper-{k}", daemon=True,
-                                    args=(P, O, rules, list(order), max_depth, c, mpc, current,
-                                          k))
-                   for k, c in enumerate(helpers)]
-        for w in workers:
-            w.start()
         try:
             for depth in range(1, max_depth + 1):
-                current[0] = depth
                 ti = time.monotonic()
                 ctl[ROOT_DONE] = 0
                 ctl[ROOT_BEST] = -1
-                arr = np.array(order, np.int64)
                 lo, hi = -INF, INF
                 if depth >= ASPIRATION_DEPTH and depth - 2 in values and not analysis:
                     # aspiration: a window around the value two plies shallower (the values
                     # of odd and even depths differ); a miss searches again with no window
                     lo, hi = values[depth - 2] - ASPIRATION, values[depth - 2] + ASPIRATION
-                v = int(search_root(P, O, np.int64(lo), np.int64(hi), np.int64(depth),
-                                    self.W, rules, self.keys, self.data, ctl, arr, scores,
-                                    kinds, analysis, mpc))
+                v = self._iteration(P, O, rules, order, depth, lo, hi, analysis, mpc, ctl,
+                                    helpers, scores, kinds, max_depth)
                 if ctl[ROOT_DONE] == 1 and (v <= lo or v >= hi):
                     ctl[ROOT_DONE] = 0
                     ctl[ROOT_BEST] = -1
-                    v = int(search_root(P, O, np.int64(-INF), np.int64(INF), np.int64(depth),
-                                        self.W, rules, self.keys, self.data, ctl, arr, scores,
-                                        kinds, analysis, mpc))
+                    v = self._iteration(P, O, rules, order, depth, -INF, INF, analysis, mpc,
+                                        ctl, helpers, scores, kinds, max_depth)
                 done = ctl[ROOT_DONE] == 1
                 if done:
                     values[depth] = v
@@ -614,10 +626,6 @@ class AlphaBeta:
                     stopped_by = "time"
                     break
         finally:
-            for c in helpers:
-                c[STOP] = 1
-            for w in workers:
-                w.join()
             timer_done.set()
             if watcher is not None:
                 watcher.join()
@@ -628,21 +636,106 @@ class AlphaBeta:
         r.nodes += sum(int(c[NODES]) for c in helpers)
         return r
 
-    def _helper(self, P: np.uint64, O: np.uint64, rules: np.int64, order: list[int],
-                max_depth: int, ctl: np.ndarray, mpc: np.ndarray, current: list[int],
-                k: int) -> None:
-        """A Lazy SMP helper: iterative deepening of the same root over the shared table,
-        one or two plies ahead of the main thread, so that its entries are ready when the main
-        thread gets there.  Its values are never used directly."""
-        n = len(order)
-        scores = np.zeros(n, np.int64)
-        kinds = np.zeros(n, np.int64)
-        arr = np.array(order[k % n:] + order[:k % n], np.int64)  # another first move each
-        depth = 1
-        while depth <= max_depth and ctl[STOP] == 0:
-            search_root(P, O, np.int64(-INF), np.int64(INF), np.int64(depth), self.W, rules,
-                        self.keys, self.data, ctl, arr, scores, kinds, False, mpc)
-            depth = max(depth + 1, current[0] + 1 + (k & 1))
+    def _iteration(self, P: np.uint64, O: np.uint64, rules: np.int64, order: list[int],
+                   depth: int, lo: int, hi: int, analysis: bool, mpc: np.ndarray,
+                   ctl: np.ndarray, helpers: list[np.ndarray], scores: np.ndarray,
+                   kinds: np.ndarray, max_depth: int) -> int:
+        """One iteration of the root: the root's kernel on one thread; with helper threads
+        (from PARALLEL_DEPTH) the root is split instead.  Fills scores/kinds and ctl's
+        ROOT_BEST, ROOT_SCORE and ROOT_DONE as search_root does; returns the best value."""
+        if not helpers or depth < PARALLEL_DEPTH or len(order) == 1:
+            return int(search_root(P, O, np.int64(lo), np.int64(hi), np.int64(depth), self.W,
+                                   rules, self.keys, self.data, ctl,
+                                   np.array(order, np.int64), scores, kinds, analysis, mpc))
+        return self._split(P, O, rules, order, depth, lo, hi, analysis, mpc, ctl, helpers,
+                           scores, kinds, max_depth)
+
+    def _split(self, P: np.uint64, O: np.uint64, rules: np.int64, order: list[int],
+               depth: int, lo: int, hi: int, analysis: bool, mpc: np.ndarray,
+               ctl: np.ndarray, helpers: list[np.ndarray], scores: np.ndarray,
+               kinds: np.ndarray, max_depth: int) -> int:
+        """A split root (young brothers wait at the root): the first move alone, the helpers
+        meanwhile searching it a ply deeper (never past ``max_depth``: a fixed-depth search
+        gives the one-thread value) so that the main thread finds their entries in the shared
+        table; then every thread takes the next root move with a null window at the best value
+        so far, searching again in full when it beats it."""
+        kinds[:] = -2
+        W, keys, data = self.W, self.keys, self.data
+        d64, lo64, hi64 = np.int64(depth), np.int64(lo), np.int64(hi)
+        first = order[0]
+        for c in helpers:
+            c[HALT] = 0
+        lazy = [threading.Thread(target=search_move, daemon=True,
+                                 args=(P, O, np.int64(first), np.int64(-INF), np.int64(INF),
+                                       np.int64(min(depth + 1, max_depth)), W, rules, keys,
+                                       data, c, mpc))
+                for c in helpers]
+        for t in lazy:
+            t.start()
+        v0 = int(search_move(P, O, np.int64(first), lo64, hi64, d64, W, rules, keys, data, ctl,
+                             mpc))
+        for c in helpers:
+            c[HALT] = 1
+        for t in lazy:
+            t.join()
+        for c in helpers:
+            c[HALT] = 0
+        if ctl[ABORTED] != 0:
+            return -INF
+        scores[0] = v0
+        kinds[0] = -1 if v0 <= lo else 1 if v0 >= hi else 0
+        state = {"alpha": max(lo, v0) if not analysis else lo, "best": v0, "move": first,
+                 "next": 1,
+                 "aborted": False, "fail_high": v0 >= hi}
+        if v0 >= hi and not analysis:
+            ctl[ROOT_BEST], ctl[ROOT_SCORE], ctl[ROOT_DONE] = first, v0, 1
+            return v0
+        lock = threading.Lock()
+
+        def work(c: np.ndarray) -> None:
+            while True:
+                with lock:
+                    if state["aborted"] or state["fail_high"] or state["next"] >= len(order):
+                        return
+                    k = state["next"]
+                    state["next"] = k + 1
+                    a = int(state["alpha"])
+                sq = np.int64(order[k])
+                if analysis:
+                    v = int(search_move(P, O, sq, lo64, hi64, d64, W, rules, keys, data, c, mpc))
+                else:
+                    v = int(search_move(P, O, sq, np.int64(a), np.int64(a + 1), d64, W, rules,
+                                        keys, data, c, mpc))
+                    if a < v < hi and c[ABORTED] == 0:
+                        v = int(search_move(P, O, sq, np.int64(a), hi64, d64, W, rules, keys,
+                                            data, c, mpc))
+                with lock:
+                    if c[ABORTED] != 0:
+                        state["aborted"] = True
+                        return
+                    scores[k] = v
+                    kinds[k] = -1 if v <= a else 1 if v >= hi else 0
+                    if v > state["best"]:
+                        state["best"], state["move"] = v, order[k]
+                        if not analysis and v > state["alpha"]:
+                            state["alpha"] = v
+                            if v >= hi:
+                                state["fail_high"] = True
+
+        threads = [threading.Thread(target=work, args=(c,), daemon=True) for c in helpers]
+        for t in threads:
+            t.start()
+        work(ctl)
+        for t in threads:
+            t.join()
+        ctl[ROOT_BEST] = state["move"]
+        ctl[ROOT_SCORE] = state["best"]
+        if state["aborted"]:
+            return int(state["best"])
+        ctl[ROOT_DONE] = 1
+        store_root(keys, data, P, O, rules, lo64, hi64, np.int64(state["best"]), d64,
+                   np.int64(state["move"]), ctl[GEN], ctl[SEL])
+        return int(state["best"])
 
     def _result(self, position: Position, best: Iteration,
                 moves_info: dict[int, tuple[float, int, int]], t0: float, stopped_by: str,

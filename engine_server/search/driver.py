@@ -56,17 +56,19 @@ def _solver_choice(links: np.ndarray, stats: np.ndarray, first: int, count: int,
 
 
 def _unassailable(links: np.ndarray, stats: np.ndarray, gained: float, t0: float,
-                  deadline: float) -> bool:
+                  deadline: float, now: float | None = None) -> bool:
     """Whether the root's most-visited child keeps the most visits even if every visit left
     before the deadline went to the runner-up; ``gained`` root visits since ``t0`` give the rate
     (visits, not iterations: an iteration that simulates every new child adds several).  Never true
-    while a child has proven bounds: the solver's choice may still change."""
+    while a child has proven bounds: the solver's choice may still change.  ``now`` is the
+    clock's reading (tests give their own, so that a pause cannot change the rate)."""
     first, count = int(links[0, T.FIRST]), int(links[0, T.NCHILD])
     if count < 2 or np.any(stats[first:first + count, T.LO] > -T.MAX_MARGIN) \
             or np.any(stats[first:first + count, T.HI] < T.MAX_MARGIN):
         return False
     n = np.sort(stats[first:first + count, T.N])
-    now = time.monotonic()
+    if now is None:
+        now = time.monotonic()
     left = gained / max(now - t0, 1e-6) * (deadline - now)
     return bool(n[-1] - n[-2] > left)
 

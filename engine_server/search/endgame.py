@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, types
 
-from engine_server.eval.features import evaluate_raw
+from engine_server.eval.features import eval_tables, evaluate
 from engine_server.game import PASS, Position
 from engine_server.game.bitboard import (
     REVERSED,
@@ -400,7 +400,7 @@ def _tt_store(tt, P, O, rules, lower, upper, move, cost, gen):
 
 _SIG_DEEP = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
                         types.int64, types.uint64[:, ::1], types.int64[::1],
-                        types.int32[:, ::1])
+                        types.int16[:, ::1])
 
 
 @njit(cache=True)
@@ -503,7 +503,7 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
             key = -1 << 30
         elif use_eval:
             key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
-                evaluate_raw(O ^ f, P ^ f ^ m, W)
+                evaluate(O ^ f, P ^ f ^ m, W)
         else:
             key = _order_key(P, O, m, f, odd)
         ctl[base + count] = sq
@@ -570,9 +570,9 @@ _SIG_ROOT = types.UniTuple(types.int64, 2)(types.uint64, types.uint64, types.int
                                              types.int64, types.uint64[:, ::1], types.int64[::1])
 _SIG_ROOT_EVAL = types.UniTuple(types.int64, 2)(
     types.uint64, types.uint64, types.int64, types.int64, types.int64, types.uint64[:, ::1],
-    types.int64[::1], types.int32[:, ::1])
+    types.int64[::1], types.int16[:, ::1])
 # no evaluation: move ordering by mobility, stability and parity only
-_NO_W = np.zeros((1, 1), np.int32)
+_NO_W = np.zeros((1, 1), np.int16)
 
 
 @njit(_SIG_ROOT_EVAL, cache=True, nogil=True)
@@ -655,7 +655,7 @@ def solve_root_eval(P, O, alpha, beta, rules, tt, ctl, W):
 def solve_root(P, O, alpha, beta, rules, tt, ctl):
     """Fail-soft negamax value of (P, O) in the window (alpha, beta), and a best move; see
     :func:`solve_root_eval` (this one orders moves without the evaluation)."""
-    return solve_root_eval(P, O, alpha, beta, rules, tt, ctl, np.zeros((1, 1), np.int32))
+    return solve_root_eval(P, O, alpha, beta, rules, tt, ctl, np.zeros((1, 1), np.int16))
 
 
 @njit(cache=True)
@@ -752,7 +752,7 @@ class Solver:
         if w is None:
             try:
                 from engine_server.eval.weights import default_weights
-                w = default_weights(rules)
+                w = eval_tables(default_weights(rules))
             except Exception as e:  # a missing weights file must not stop the solver
                 log.warning("solver_without_eval", error=str(e))
                 w = _NO_W
