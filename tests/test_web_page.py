@@ -426,6 +426,25 @@ def test_the_clock_runs_for_the_side_to_move_and_shows_both(server, context):
         == "180+2"
 
 
+def test_a_side_whose_clock_runs_out_loses_and_the_board_stops(server, context):
+    page = open_page(context, server.url)
+    page.select_option('[data-role="clock"]', "15+0")
+    new_game(page)
+    # the person (black) does not move: black's 15 s run out
+    page.wait_for_function("() => document.body.dataset.phase === 'over'", timeout=120_000)
+    assert page.get_attribute('[data-role="clock-black"]', "data-flagged") == "true"
+    assert page.get_attribute('[data-role="clock-black"]', "data-ms") == "0"
+    assert page.get_attribute('[data-role="clock-white"]', "data-ms") == "15000"
+    assert "Black ran out of time: White wins." in page.inner_text('[data-role="status"]')
+    assert page.locator('[data-legal="true"]').count() == 0
+    assert page.locator('[data-action="hint"]').is_disabled()
+    assert page.locator('[data-action="rematch"]').is_visible()
+    page.locator('[data-action="rematch"]').click()   # a new game, a new clock
+    page.wait_for_function("() => document.body.dataset.phase === 'human'")
+    assert page.get_attribute('[data-role="clock-black"]', "data-flagged") == "false"
+    assert ply(page) == 0 and page.js_errors == []
+
+
 # --- the board editor ---------------------------------------------------------------------
 def test_the_board_editor_sets_up_a_position_the_engine_plays_from(server, context):
     page = open_page(context, server.url)
