@@ -1,15 +1,17 @@
-"""``othello-bench``: speed figures of the engine, printed as text or one JSON object per line."""
+"""othello-bench: speed figures of the engine, printed as text or one JSON object per line."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from engine_server import __version__
 from engine_server.log import configure_logging
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="othello-bench", description=__doc__)
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     pp = sub.add_parser("perft", help="perft from the start position (Bik convention by default)")

@@ -85,8 +85,11 @@ def interactive_main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
+    from engine_server import __version__
+
     p = argparse.ArgumentParser(prog="othello-remote",
                                 description="Talk to a remote othello-engine by hand.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("endpoint", help="e.g. tcp://127.0.0.1:5555")
     p.add_argument("--client-key", help="client secret key file (CURVE)")
     p.add_argument("--server-key", help="server public key file (CURVE)")
@@ -109,25 +112,35 @@ def interactive_main(argv: list[str] | None = None) -> int:
     stdin_fd = sys.stdin.fileno()
     poller.register(stdin_fd, zmq.POLLIN)
     stdin_open = True
-    quit_at = None
+    done = False      # input ended or `quit` was sent: leave once the answers are in
+    sent = answered = 0   # lines sent; GTP answers received (each ends with an empty line)
+    last = time.monotonic()
     try:
         while True:
             events = dict(poller.poll(100))
+            now = time.monotonic()
             if eng.sock in events:
                 while eng.sock.poll(0):
                     _, line = eng.read_line(0)
                     print(line, flush=True)
+                    answered += line == ""
+                    last = now
             if stdin_open and stdin_fd in events:
                 line = sys.stdin.readline()
                 if not line:
                     stdin_open = False
                     poller.unregister(stdin_fd)
-                    quit_at = time.monotonic() + 0.5
+                    done = True
                 else:
                     eng.send(line.rstrip("\n"))
-                    if line.strip() == "quit":
-                        quit_at = time.monotonic() + 0.5
-            if quit_at is not None and time.monotonic() > quit_at:
+                    sent += bool(line.strip()) and not line.lstrip().startswith("#")
+                    last = now
+                    done = done or line.strip() == "quit"
+            # Piped input ends long before a search (or a server still starting) answers: wait
+            # while GTP answers are missing, up to the client's timeout of silence (NBoard
+            # commands may have no answer, so they end by the timeout).
+            idle = now - last
+            if done and (idle > eng.timeout or (answered >= sent and idle > 0.5)):
                 break
     except KeyboardInterrupt:
         pass

@@ -50,7 +50,11 @@ def _parser(web: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--rules", default=None, choices=["standard", "reversed"],
                    help="reversed: fewer discs win (GGF TY[..a] also selects it per game)")
     p.add_argument("--move-time", type=float, default=None, metavar="SECONDS",
-                   help="hard cap per move, measured from the command's arrival (e.g. 4.8)")
+                   help="hard cap per move, measured from the command's arrival (e.g. 4.8). "
+                        "Without it, and without a clock from the GUI, each agent has its own "
+                        "budget: best searches 8 plies deep (mostly 0.005-0.1 s a move) and "
+                        "solves endgames exactly (up to about 2 s); --list-agents gives every "
+                        "agent's")
     p.add_argument("--ponder", action="store_true", default=None,
                    help="think on the opponent's time until the next command")
     p.add_argument("--seed", type=int, default=None, help="seed of the agent's random stream")

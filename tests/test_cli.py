@@ -101,3 +101,90 @@ def test_version_flag(capsys):
         with pytest.raises(SystemExit) as e:
             entry(["--version"])
         assert e.value.code == 0 and capsys.readouterr().out == f"{prog} {__version__}\n"
+
+
+def _help(entry, argv):
+    import pytest
+
+    with pytest.raises(SystemExit) as e:
+        entry(argv)
+    assert e.value.code == 0
+    return e
+
+
+def test_othello_botzone_help_lists_its_pack_command(capsys):
+    from clients.botzone.main import main
+
+    _help(main, ["--help"])
+    out = capsys.readouterr().out
+    assert "othello-botzone pack -o bot.zip" in out and "othello-botzone pack --help" in out
+    _help(main, ["pack", "--help"])
+    assert capsys.readouterr().out.startswith("usage: othello-botzone pack ")
+
+
+def test_othello_match_help_lists_reproduce_and_cluster(capsys):
+    from clients.match.cli import main
+
+    _help(main, ["--help"])
+    out = capsys.readouterr().out
+    assert "othello-match reproduce seed000" in out and "othello-match cluster" in out
+
+
+def test_tool_help_is_plain_text_without_rst_markup(capsys):
+    from benchmarks.cli import main as bench
+    from clients.match.cli import main as match
+    from training.book import main as book
+    from training.cli import main as train
+
+    for entry, argv in ((book, ["--help"]), (book, ["build", "--help"]), (train, ["--help"]),
+                        (train, ["az", "--help"]), (train, ["mpc", "--help"]),
+                        (bench, ["--help"]), (match, ["cluster", "--help"])):
+        _help(entry, argv)
+        out = capsys.readouterr().out
+        assert out.startswith("usage: ")
+        for markup in ("``", ":func:", ":mod:", ":class:"):
+            assert markup not in out, (argv, markup)
+
+
+def test_engine_help_states_the_budget_without_a_move_time(capsys):
+    from engine_server.cli import main
+
+    _help(main, ["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Without it, and without a clock from the GUI, each agent has its own budget: " \
+           "best searches 8 plies deep" in out
+
+
+def test_cs303_check_on_a_terminal_prints_each_line_once(tmp_path):
+    """stdout and stderr on one terminal, as a student runs it."""
+    import pty
+    import select
+
+    player = REPO / "clients" / "cs303" / "player.py"
+    main_fd, sub_fd = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "clients.cs303.cli", "check", str(player),
+                             "--time-out", "0.4", "--positions", "1"],
+                            stdin=subprocess.DEVNULL, stdout=sub_fd, stderr=sub_fd, env=ENV,
+                            cwd=REPO)
+    os.close(sub_fd)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([main_fd], [], [], 300)
+        assert ready, "no output from the checker for 300 s"
+        try:
+            data = os.read(main_fd, 65536)
+        except OSError:   # the terminal closed: the checker has exited
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(main_fd)
+    # (whether every go kept to 0.4 s depends on the machine's load; the lines do not)
+    assert proc.wait(60) in (0, 1)
+    lines = [ln.rstrip() for ln in b"".join(chunks).decode().splitlines() if ln.strip()]
+    checks = [ln.strip() for ln in lines if ln.lstrip().startswith("[")]
+    assert len(checks) >= 5 and "forced pass" in " ".join(checks)
+    assert len(checks) == len(set(checks)), "a check was printed twice"
+    assert lines[0] == f"CS303 usability check of {player}"
+    summaries = [ln for ln in lines if ln.startswith(("OK: ", "FAILED: "))]
+    assert summaries == [lines[-1]]

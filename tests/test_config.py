@@ -28,15 +28,16 @@ ENGINE = [sys.executable, "-m", "engine_server"]
 
 
 def readme_example() -> str:
-    text = (REPO / "README.md").read_text()
+    """The configuration example of the docs (docs/engine.md, "Configuration file")."""
+    text = (REPO / "docs" / "engine.md").read_text()
     m = re.search(r"```toml\n(.*?)```", text, re.S)
-    assert m, "README has no ```toml example"
+    assert m, "docs/engine.md has no ```toml example"
     return m.group(1)
 
 
 # --- the file -----------------------------------------------------------------------------
 def test_the_readme_example_loads_with_every_section():
-    cfg = loads(readme_example(), "README.md")
+    cfg = loads(readme_example(), "docs/engine.md")
     assert cfg.engine["agent"] == "strong" and cfg.engine["move_time"] == 4.8
     assert cfg.presets["club"] == "ab:depth=4,threads=1"
     assert cfg.presets["beginner"] == BUILTIN_PRESETS["beginner"]  # built-ins stay
@@ -48,7 +49,7 @@ def test_the_readme_example_loads_with_every_section():
 
 
 def test_print_config_reads_back_to_the_same_configuration():
-    cfg = loads(readme_example(), "README.md")
+    cfg = loads(readme_example(), "docs/engine.md")
     again = loads(dumps(cfg), "printed")
     for part in ("engine", "log", "zmq", "presets", "levels", "limits", "remote"):
         assert getattr(again, part) == getattr(cfg, part), part

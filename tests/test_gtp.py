@@ -291,3 +291,31 @@ def test_analysis_of_a_depth_first_search_names_its_depth_and_selectivity():
         assert info and all(" selectivity 88 " in l and " depth " in l for l in info)
     finally:
         h.close()
+
+
+def test_help_is_list_commands(gtp):
+    listed = gtp.send("list_commands")
+    assert gtp.send("help") == listed and "help" in "\n".join(listed)
+    assert gtp.send("5 help")[0].startswith("=5 ")
+
+
+def test_gogui_rules_commands_describe_the_game_as_gogui_reads_them(gtp):
+    """docs/reference/protocols.md 3.8: GoGui puts row 1 at the bottom, tests moves in upper
+    case, reads "pass" when the side to move has none and an empty answer as the end."""
+    assert gtp.send("gogui-rules_game_id") == ["= Othello", ""]
+    assert gtp.send("gogui-rules_board_size") == ["= 8", ""]
+    assert gtp.send("gogui-rules_side_to_move") == ["= black", ""]
+    assert gtp.send("gogui-rules_legal_moves") == ["= D3 C4 F5 E6", ""]
+    assert gtp.send("play black d3") == ["= ", ""]
+    board = gtp.send("gogui-rules_board")
+    assert board[0].startswith("= ") and board[-1] == "" and len(board) == 9
+    rows = [board[0][2:]] + board[1:8]
+    assert rows[8 - 3] == ". . . X . . . ."            # row 3, printed sixth from the top
+    assert rows[8 - 4] == ". . . X X . . ." and rows[8 - 5] == ". . . X O . . ."
+    assert gtp.send("gogui-rules_side_to_move") == ["= white", ""]
+    assert gtp.send("gogui-rules_final_result") == ["= Game is not over yet.", ""]
+    gtp.send("othello-setboard -XO" + "X" * 61 + " X")   # black must pass, white has a1
+    assert gtp.send("gogui-rules_legal_moves") == ["= pass", ""]
+    gtp.send("othello-setboard " + "X" * 63 + "O X")    # full board: over
+    assert gtp.send("gogui-rules_legal_moves") == ["= ", ""]
+    assert gtp.send("gogui-rules_final_result") == ["= Black wins 63-1.", ""]

@@ -479,3 +479,48 @@ def test_a_game_without_its_page_searches_nothing_until_a_page_attaches():
         assert not h.session.busy and [square_name(m) for m in h.session.game.moves] == ["f5"]
     finally:
         h.close()
+
+
+def test_whole_game_analysis_values_every_move_and_finds_the_lost_discs(web):
+    rng = random.Random(7)
+    game = Game(Position.start())
+    while not game.is_over():
+        game.play(rng.choice(game.position.legal_moves()))
+    text = "".join(square_name(m) for m in game.moves if m != PASS)
+    assert web.send(type="import", text=text)[0]["over"]
+    mark = len(web.messages)
+    first = web.send(type="analyze", time=0.05)[0]
+    assert first["type"] == "analysis" and first["total"] == len(game.moves)
+    assert first["agent"].startswith("best")   # the strongest agent the policy admits
+    web.wait_for(lambda m: m["type"] == "analysis" and m["done"], start=mark, timeout=WAIT)
+    entries = [e for m in web.messages[mark:] if m["type"] == "analysis" for e in m["moves"]]
+    played = [k for k, m in enumerate(game.moves) if m != PASS]
+    assert sorted(e["ply"] for e in entries) == played   # every move once, passes left out
+    positions = game.positions()
+    for e in entries:
+        pos = positions[e["ply"]]
+        assert e["move"] == square_name(game.moves[e["ply"]])
+        assert e["color"] == ("black" if e["ply"] % 2 == 0 else "white") or \
+            any(m == PASS for m in game.moves[:e["ply"]])
+        assert e["best"] in {square_name(m) for m in pos.legal_moves()}
+        assert e["loss"] is None or e["loss"] >= 0
+        if e["value"] is not None and e["best_value"] is not None:
+            assert e["loss"] == pytest.approx(max(0.0, e["best_value"] - e["value"]), abs=0.11)
+    # random play loses discs, and the last moves are valued by the exact solver
+    assert sum(1 for e in entries if (e["loss"] or 0) >= 2) >= 3
+    assert any(e["exact"] for e in entries if e["ply"] >= len(game.moves) - 8)
+    # a finished game's last move: the exact value is the final margin
+    last = max(entries, key=lambda e: e["ply"])
+    if last["exact"] and last["after"] is not None:
+        assert last["after"] == pytest.approx(game.result().black_score, abs=0.01)
+
+
+def test_an_analysis_of_a_replaced_game_stops(web):
+    web.send(type="import", text="f5d6c3d3c4f4f6f3e6e7")
+    mark = len(web.messages)
+    assert web.send(type="analyze", time=5)[0]["type"] == "analysis"
+    web.send(type="new")   # replaced: its analysis is void
+    web.run(lambda: None)   # what the controller had queued has run
+    assert web.handler._analysis is None
+    assert web.handler._analyst is not None and not web.handler._analyst.busy   # stopped now
+    assert not any(m["type"] == "analysis" and m["done"] for m in web.messages[mark:])

@@ -680,3 +680,23 @@ def test_heartbeats_find_a_peer_that_vanished_without_closing():
     finally:
         server.stop()
         t.join(5)
+
+
+def test_othello_remote_with_piped_input_waits_for_the_answers():
+    """Input piped in ends at once; the answers (a search of 1.5 s) still come out."""
+    server, t = start_server(agent="uct:iterations=100000000", move_time=1.5)
+    try:
+        code = "import sys; from clients.remote import interactive_main; " \
+               "sys.exit(interactive_main())"
+        r = subprocess.run([sys.executable, "-c", code, server.endpoint],
+                           input="name\ngenmove black\nshowboard\n", capture_output=True,
+                           text=True, timeout=WAIT, cwd=REPO)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert "= OthelloPy" in lines
+        move = next(line for line in lines if line.startswith("= ") and line != "= OthelloPy")
+        assert move[2:] in {"d3", "c4", "f5", "e6"}
+        assert any("white (O) to move" in line for line in lines)   # the board after it
+    finally:
+        server.stop()
+        t.join(WAIT)

@@ -1,4 +1,4 @@
-"""``othello-book``: build the opening book from WTHOR (or self-play) and look positions up.
+"""othello-book: build the opening book from WTHOR (or self-play) and look positions up.
 
     othello-book build --rules standard -o book-standard.npz     # WTHOR games
     othello-book build --rules reversed -o book-reversed.npz     # self-play games only
@@ -7,19 +7,19 @@
 
 Building (every step seeded and deterministic):
 
-1. positions: every position of the source games up to ``--max-ply`` plies, merged by the eight
-   symmetries, kept when at least ``--min-games`` games reached it.  Standard rules read the
-   WTHOR database; reversed rules play ``--selfplay-games`` games of the engine's alpha-beta
-   (a ``--selfplay-depth`` search, a move drawn among those within ``--selfplay-spread`` discs
+1. positions: every position of the source games up to --max-ply plies, merged by the eight
+   symmetries, kept when at least --min-games games reached it.  Standard rules read the
+   WTHOR database; reversed rules play --selfplay-games games of the engine's alpha-beta
+   (a --selfplay-depth search, a move drawn among those within --selfplay-spread discs
    of the best), since expert games of the standard game say nothing about the reversed one;
-2. leaves: for every position, an alpha-beta search of depth ``--leaf-depth`` over the learned
+2. leaves: for every position, an alpha-beta search of depth --leaf-depth over the learned
    evaluation values the moves that leave the book (only those moves: the rest are valued by
    the book itself);
 3. extension: where a search found a move better than every book move (in a position reached by
-   at least ``--extend-games`` games), the position after it joins the book and is searched in
-   turn, ``--extend`` rounds deep, so the book holds the engine's own improvements on the
+   at least --extend-games games), the position after it joins the book and is searched in
+   turn, --extend rounds deep, so the book holds the engine's own improvements on the
    experts' lines and does not send the engine out of book exactly where it matters;
-4. negamax: values are propagated from the leaves up (:func:`engine_server.search.book.negamax`).
+4. negamax: values are propagated from the leaves up (engine_server.search.book.negamax).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from engine_server import __version__
 from engine_server.eval.weights import default_weights
 from engine_server.game import PASS, Color, Game, Position, Rules, parse_move, square_name
 from engine_server.game.bitboard import U1, U, legal_moves
@@ -284,6 +285,7 @@ def show(book: B.Book, position: Position) -> str:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="othello-book", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build a book file")
     b.add_argument("--rules", default="standard", choices=["standard", "reversed"])

@@ -1,10 +1,10 @@
-"""``othello-train``: reproducible training of the engine's evaluation weights.
+"""othello-train: reproducible training of the engine's evaluation weights.
 
     othello-train patterns --rules standard      # WTHOR games (../shared/data/wthor)
     othello-train patterns --rules reversed      # self-play games, solver labels
     othello-train az supervised|loop ...         # seed 003's network (training/az)
 
-Every step is seeded; data sets are cached in ``--work`` so an interrupted run resumes.
+Every step is seeded; data sets are cached in --work so an interrupted run resumes.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from engine_server import __version__
 from engine_server.game import Rules
 
 from .wthor import DEFAULT_WTHOR
@@ -23,6 +24,7 @@ from .wthor import DEFAULT_WTHOR
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="othello-train", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("patterns", help="fit the pattern evaluation's weights")
     t.add_argument("--rules", default="standard", choices=["standard", "reversed"])

@@ -1,12 +1,12 @@
-"""``othello-train mpc``: fit the Multi-ProbCut statistics of the shipped (or given) weights.
+"""othello-train mpc: fit the Multi-ProbCut statistics of the shipped (or given) weights.
 
 Positions: for standard rules, seeded random positions of WTHOR games (12 to 56 empties); for
-reversed rules (no expert games), positions of seeded self-play games of ``ab:depth=2`` after 8
+reversed rules (no expert games), positions of seeded self-play games of ab:depth=2 after 8
 random plies.  Each position is searched full width (no probes) by iterative deepening to
-``--depth`` plies with a fresh table; every finished iteration's root value is recorded, and the
-static evaluation is depth 0.  The residuals ``v(d) - v(shallow(d))`` per empties bucket and depth
+--depth plies with a fresh table; every finished iteration's root value is recorded, and the
+static evaluation is depth 0.  The residuals v(d) - v(shallow(d)) per empties bucket and depth
 give sigma; a log-linear model of sigma (engine_server/eval/mpc.py) is fitted to them and
-extrapolated to deeper searches.  The values are cached in ``--work`` (an interrupted run goes
+extrapolated to deeper searches.  The values are cached in --work (an interrupted run goes
 on where it stopped); everything is seeded.
 """
 

@@ -36,6 +36,7 @@ import sys  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any, Callable, TextIO  # noqa: E402
 
+from engine_server import __version__  # noqa: E402
 from engine_server.agents import SINGLE_THREAD_AGENT, AgentSpecError  # noqa: E402
 from engine_server.config import resolve_agent  # noqa: E402
 from engine_server.game import PASS, Color, Game, IllegalMoveError, Position, Rules  # noqa: E402
@@ -313,7 +314,12 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="othello-botzone",
         description="Botzone Reversi bot: JSON or simplified I/O on stdin/stdout, one turn per "
-                    "process or --keep-running. Standard rules. Logs go to stderr.")
+                    "process or --keep-running. Standard rules. Logs go to stderr.",
+        epilog="other commands:\n  othello-botzone pack -o bot.zip   write the engine-free "
+               "player (numpy only) as a zip to upload\n                                    "
+               "to Botzone as a Python 3 bot; othello-botzone pack --help",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--agent", default=SINGLE_THREAD_AGENT,
                    help=f"agent spec name[:key=value,...] (default {SINGLE_THREAD_AGENT})")
     p.add_argument("--keep-running", action="store_true",

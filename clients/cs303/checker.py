@@ -333,24 +333,33 @@ class Report:
     def ok(self) -> bool:
         return self.failures == 0
 
-    def render(self) -> str:
-        lines = [f"CS303 usability check of {self.path}"]
-        for it in self.items:
-            lines.append(f"  [{it.status}] {it.title}")
-            for d in it.detail:
-                for sub in d.rstrip().splitlines():
-                    lines.append(f"         {sub}")
-        warns = sum(i.status == "WARN" for i in self.items)
-        lines.append(f"{'OK' if self.ok else 'FAILED'}: {len(self.items)} checks, "
-                     f"{self.failures} failed, {warns} warnings")
+    def header(self) -> str:
+        return f"CS303 usability check of {self.path}"
+
+    @staticmethod
+    def render_item(it: Item) -> str:
+        lines = [f"  [{it.status}] {it.title}"]
+        for d in it.detail:
+            for sub in d.rstrip().splitlines():
+                lines.append(f"         {sub}")
         return "\n".join(lines)
+
+    def summary(self) -> str:
+        warns = sum(i.status == "WARN" for i in self.items)
+        return (f"{'OK' if self.ok else 'FAILED'}: {len(self.items)} checks, "
+                f"{self.failures} failed, {warns} warnings")
+
+    def render(self) -> str:
+        return "\n".join([self.header(), *(self.render_item(it) for it in self.items),
+                          self.summary()])
 
 
 def run_check(path: str | Path, time_out: float = 5.0, per_colour: int = 4, seed: int = 0,
               rules: Rules | str = Rules.REVERSED, game: bool = False,
               case_files: dict[Color, str] | None = None,
               echo: Callable[[str], None] | None = None) -> Report:
-    """Check a player file; ``echo`` gets a line per finished check as it goes."""
+    """Check a player file; ``echo`` gets each finished check as the report renders it
+    (``Report.render_item``), as it goes."""
     path = Path(path)
     rules = Rules.parse(rules)
     report = Report(path)
@@ -358,7 +367,7 @@ def run_check(path: str | Path, time_out: float = 5.0, per_colour: int = 4, seed
     def add(status, title, detail=None):
         report.add(status, title, detail)
         if echo:
-            echo(f"[{status}] {title}")
+            echo(report.render_item(report.items[-1]))
 
     try:
         text = path.read_text(encoding="utf-8")

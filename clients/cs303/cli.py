@@ -14,12 +14,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from engine_server import __version__
 from engine_server.log import configure_logging
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="othello-cs303",
                                 description="SUSTech CS303 Reversed Reversi tools")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     # The report is the output; engine warnings (e.g. a full tree) would only clutter it.
     p.add_argument("--log-level", default="error",
                    choices=["debug", "info", "warning", "error", "critical"])
@@ -76,18 +78,25 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from engine_server.game import Color
 
-    from .checker import run_check
+    from .checker import Report, run_check
 
     case_files = {}
     if args.cases:
         case_files[Color.BLACK] = args.cases
     if args.cases_white:
         case_files[Color.WHITE] = args.cases_white
-    echo = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    # The report is written once, on stdout: check by check as they finish (a whole game
+    # takes minutes), or all at the end with --quiet.  Progress on stderr followed by the
+    # report on stdout printed every line twice on a terminal.
+    def echo(text: str) -> None:
+        print(text, flush=True)
+
+    if not args.quiet:
+        print(Report(args.file).header(), flush=True)
     report = run_check(args.file, time_out=args.time_out, per_colour=args.positions,
                        seed=args.seed, rules=args.rules, game=args.game, case_files=case_files,
-                       echo=echo)
-    print(report.render())
+                       echo=None if args.quiet else echo)
+    print(report.render() if args.quiet else report.summary())
     return 0 if report.ok else 1
 
 

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine_server import __version__
 from engine_server.log import configure_logging
 
 from .config import FORMATS, MatchConfig, MatchError
@@ -35,6 +36,10 @@ subprocesses, e.g. "gtp:edax -gtp"), zmq:ENDPOINT (a remote othello-engine), cs3
 (a CS303 AI class).  Prefix NAME= to name a player, e.g. strong=agent:uct:iterations=2000.
 
 Running again with the same arguments resumes from DIR/journal.jsonl.
+
+other commands (each with its own --help):
+  othello-match reproduce seed000|seed001|seed002|seed004   rerun a seed paper's experiment
+  othello-match cluster                                     a local Dask scheduler and workers
 """
 
 
@@ -67,6 +72,7 @@ def _match_parser() -> argparse.ArgumentParser:
         "or gauntlet, from balanced openings with colours swapped, under a referee that owns "
         "the rules and the clock.", epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("players", nargs="+", metavar="PLAYER",
                    help=f"player spec ({', '.join(k + ':...' for k in KINDS)})")
     p.add_argument("--games", type=_positive(int), default=2,
@@ -132,8 +138,8 @@ def _cluster_options(args: argparse.Namespace, address: str) -> ClusterOptions:
 
 
 def cluster_main(argv: list[str]) -> int:
-    """``othello-match cluster``: a scheduler and single-threaded workers on this machine until
-    Ctrl-C or SIGTERM, for trying ``--cluster`` (other machines join with ``dask worker``)."""
+    """othello-match cluster: a scheduler and single-threaded workers on this machine until
+    Ctrl-C or SIGTERM, for trying --cluster (other machines join with 'dask worker')."""
     p = argparse.ArgumentParser(prog="othello-match cluster", description=cluster_main.__doc__)
     p.add_argument("--workers", type=_positive(int), default=os.cpu_count() or 1,
                    help="worker processes, one thread each (default: number of cores)")

@@ -126,7 +126,7 @@ def _comment(text: str) -> str:
 
 
 def play_game(task: GameTask, cache: PlayerCache | None = None) -> dict:
-    """Play one game; the result is a JSON-ready dict (see the journal format in README)."""
+    """Play one game; the result is a JSON-ready dict (see the journal format in docs/match.md)."""
     cache = cache or PROCESS_PLAYERS
     tc = task.tc
     started = time.time()

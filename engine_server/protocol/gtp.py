@@ -152,6 +152,12 @@ class GtpHandler:
     def cmd_list_commands(self, c: Call) -> str | Reply:
         return "\n".join(self.commands.names())
 
+    @commands("help")
+    def cmd_help(self, c: Call) -> str | Reply:
+        """The commands, one a line: ``list_commands`` under the name people type by hand (GNU
+        Go, Leela Zero and KataGo answer it too)."""
+        return self.cmd_list_commands(c)
+
     @commands("quit")
     def cmd_quit(self, c: Call) -> str | Reply:
         self.session.stop()
@@ -294,6 +300,60 @@ class GtpHandler:
         if score < 0:
             return f"W+{-score}"
         return "0"
+
+    # --- GoGui's rules extension ---------------------------------------------------------------
+    # GoGui plays a game other than Go when the program answers these (protocols.md 3.8): it
+    # asks them after every move to draw the board and to know whose turn it is.  GoGui puts
+    # row 1 at the bottom, so the board is written from row 8 down and vertices stay the same
+    # text; the GUI shows the board mirrored top to bottom, as it does Egaroucid's.
+    @commands("gogui-rules_game_id")
+    def cmd_gogui_game_id(self, c: Call) -> str | Reply:
+        """The game GoGui plays: Othello."""
+        return "Othello"
+
+    @commands("gogui-rules_board_size")
+    def cmd_gogui_board_size(self, c: Call) -> str | Reply:
+        """The board size: 8."""
+        return "8"
+
+    @commands("gogui-rules_board")
+    def cmd_gogui_board(self, c: Call) -> str | Reply:
+        """The board for GoGui: rows 8 to 1, X black, O white, . empty."""
+        pos = self.session.position
+        rows = []
+        for row in range(7, -1, -1):
+            cells = []
+            for col in range(8):
+                sq = col + 8 * row
+                cells.append("X" if pos.black >> sq & 1 else "O" if pos.white >> sq & 1 else ".")
+            rows.append(" ".join(cells))
+        return "\n".join(rows)   # the first row on the "= " line, as GoGui's example
+
+    @commands("gogui-rules_side_to_move")
+    def cmd_gogui_side_to_move(self, c: Call) -> str | Reply:
+        """black or white."""
+        return "black" if self.session.position.side == Color.BLACK else "white"
+
+    @commands("gogui-rules_legal_moves")
+    def cmd_gogui_legal_moves(self, c: Call) -> str | Reply:
+        """The side to move's moves in GoGui's upper case, ``pass`` when it has none, nothing
+        when the game is over (that is how GoGui sees the end)."""
+        pos = self.session.position
+        if pos.is_game_over():
+            return ""
+        return " ".join("pass" if m == PASS else move_text(m) for m in pos.legal_moves())
+
+    @commands("gogui-rules_final_result")
+    def cmd_gogui_final_result(self, c: Call) -> str | Reply:
+        """The result in words once the game is over."""
+        game = self.session.game
+        if not game.is_over():
+            return "Game is not over yet."
+        r = game.result()
+        if r.winner is None:
+            return f"Draw {r.black_discs}-{r.white_discs}."
+        winner = "Black" if r.winner == Color.BLACK else "White"
+        return f"{winner} wins {r.black_discs}-{r.white_discs}."
 
     # --- time -------------------------------------------------------------------------------
     def _set_clocks(self, kind: str, main: float, period: float = 0.0, stones: int = 0) -> None:

@@ -1,6 +1,6 @@
 """The engine over ZeroMQ: one ROUTER socket, one engine session per client routing id.
 
-Framing (documented in the README):
+Framing (documented in docs/engine.md, "Over ZeroMQ"):
 
 * client -> server: ``[seq, line]`` - ``seq`` is the client's request number as ASCII digits,
   ``line`` one protocol line (UTF-8); or a bare one-frame ``[line]``.

@@ -1,10 +1,10 @@
-"""``othello-train az``: seed 003's network, supervised from WTHOR or by the AlphaGo Zero loop.
+"""othello-train az: seed 003's network, supervised from WTHOR or by the AlphaGo Zero loop.
 
     othello-train az supervised --blocks 6 --filters 64 --steps 16000 \
         --out engine_server/eval/data/net-standard.onnx
     othello-train az loop --generations 3 --games-per-gen 40 --gate-games 20
 
-Both keep everything in ``--work`` (checkpoints, logs, data) and resume from it when run again.
+Both keep everything in --work (checkpoints, logs, data) and resume from it when run again.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 // The page talks to its engine session over one WebSocket (docs/web.md): every message is a
-// JSON object; the server's "state" message is the only source of the board, so the page never
-// shows a move the engine has not accepted.
+// JSON object; the server's "state" message is the only source of the game, so the page never
+// shows a move the engine has not accepted.  Stepping back through the game, the clock and the
+// board editor are the page's own: it replays the server's moves with the rules below.
 "use strict";
 
 (function () {
@@ -8,20 +9,133 @@
   const $$ = (sel) => Array.from(document.querySelectorAll(sel));
   const FILES = "abcdefgh";
   const NAMES = { black: "Black", white: "White" };
+  const other = (c) => (c === "black" ? "white" : "black");
+  const START = "...........................wb......bw...........................";
+
+  // --- names a player reads ---------------------------------------------------------------
+  // The server lists agents by their registry names and sources (papers, doc paths); a player
+  // picks by strength and style.  Names not listed here (an operator's presets) are shown as
+  // they are.
+  const PRESET_INFO = {
+    beginner: ["Beginner", "Thinks very little and makes plenty of mistakes: a first opponent."],
+    easy: ["Easy", "Looks two moves ahead."],
+    medium: ["Medium", "Looks six moves ahead with a learned sense of good positions."],
+    strong: ["Strong", "The engine at full strength: deep search and perfect endgames."],
+    "seed000-shallow": ["Monte Carlo, flat", "Plays many random games after each move and picks the best average."],
+    "seed000-minmax": ["Monte Carlo minimax", "Random games along a few moves of look-ahead."],
+    "seed000-ucb1": ["Monte Carlo tree, UCB1", "A tree search that learns from random games."],
+    "seed001-uct": ["Monte Carlo tree, UCT", "The classic tree search over random games."],
+    "seed002-uct": ["Monte Carlo tree, plain UCT", "A simpler variant of the classic tree search."],
+    "seed002-ocba": ["Monte Carlo tree, OCBA", "Spends its random games where the choice is closest."],
+    "seed003-puct": ["Neural network", "An AlphaZero-style search guided by a small network."],
+    "seed004-dk": ["Monte Carlo with Othello sense", "A tree search whose random games avoid giving away corners."],
+  };
+  const FAMILY_INFO = {
+    best: ["Strongest", "The engine's best: deep search, a learned evaluation, perfect endgames."],
+    ab: ["Alpha-beta search", "Looks ahead move by move with a learned evaluation."],
+    mcts: ["Monte Carlo tree, solver", "A tree search over random games that solves endgames exactly."],
+    random: ["Random", "Plays any legal move at random."],
+    "pseudo-random": ["Random, careful", "Random, but avoids the squares next to corners."],
+    shallow: ["Monte Carlo, flat", "Plays many random games after each move and picks the best average."],
+    minmax: ["Monte Carlo minimax", "Random games along a few moves of look-ahead."],
+    ucb1: ["Monte Carlo tree, UCB1", "A tree search that learns from random games."],
+    uct: ["Monte Carlo tree, UCT", "The classic tree search over random games."],
+    ocba: ["Monte Carlo tree, OCBA", "Spends its random games where the choice is closest."],
+    dk: ["Monte Carlo with Othello sense", "A tree search whose random games avoid giving away corners."],
+    puct: ["Neural network", "An AlphaZero-style search guided by a small network."],
+  };
+  const LEVELS = ["beginner", "easy", "medium", "strong"];
+
+  function presetInfo(name) {
+    const known = PRESET_INFO[name];
+    return known ? { label: known[0], blurb: known[1] }
+      : { label: name, blurb: "A preset of this server." };
+  }
+
+  function familyInfo(name) {
+    const known = FAMILY_INFO[name];
+    const fam = welcome && welcome.agents.find((a) => a.name === name);
+    return known ? { label: known[0], blurb: known[1] }
+      : { label: name, blurb: fam ? fam.summary : "" };
+  }
+
+  // What a player sees for a player's name as the server reports it (preset, family or spec).
+  function playerLabel(name) {
+    if (!name) return "";
+    if (welcome && welcome.presets.some((p) => p.name === name)) return presetInfo(name).label;
+    const family = name.split(":")[0];
+    const label = familyInfo(family).label;
+    return name.includes(":") ? `${label} (custom)` : label;
+  }
 
   let ws = null;
   let welcome = null;       // agents, presets, limits, defaults
   let state = null;         // the last "state" message
+  let positions = [];       // the board after each ply of state.moves, replayed here
+  let view = null;          // the ply shown while stepping back; null: the game now
   let hints = null;         // {ply, moves} of the last hint, shown until the position changes
+  let live = null;          // {ply, value}: the running search's evaluation, black's discs
+  let analysis = null;      // {moves: {ply: {...}}, done} of "Analyse the game"
+  let shownBoard = null;    // the board last drawn (flip animation)
+  let editing = null;       // the board editor's board (array of b/w/.), null when not editing
   let nextId = 1;
   let errorTimer = null;
   let progressStart = 0;
   // The game's token: kept in sessionStorage, so that a reload of this tab (or a connection
   // that drops) comes back to the same game; other tabs have their own.
   const TOKEN_KEY = "othello-session";
+  // Settings and the game in progress are kept in localStorage: a page opened later (the
+  // browser restarted, the server restarted) starts from them.
+  const SETTINGS_KEY = "othello-settings";
+  const GAME_KEY = "othello-game";
   let restorePending = false; // a resumed game: set the controls from its first state
+  let holdSaving = null;      // the id of a restoring import: the game is not saved before it
   let fatal = false;          // the server closed this page's game: no reconnecting
   let retries = 0;
+
+  // --- rules (for stepping back and the editor; the server judges every move played) ------
+  const DIRS = [[1, 0], [-1, 0], [0, 1], [0, -1], [1, 1], [1, -1], [-1, 1], [-1, -1]];
+
+  function index(name) {
+    return FILES.indexOf(name[0]) + 8 * (Number(name[1]) - 1);
+  }
+
+  function flipsOf(board, i, me) {
+    if (board[i] !== ".") return [];
+    const them = me === "b" ? "w" : "b";
+    const x0 = i % 8, y0 = Math.floor(i / 8);
+    const all = [];
+    for (const [dx, dy] of DIRS) {
+      const line = [];
+      let x = x0 + dx, y = y0 + dy;
+      while (x >= 0 && x < 8 && y >= 0 && y < 8 && board[x + 8 * y] === them) {
+        line.push(x + 8 * y);
+        x += dx; y += dy;
+      }
+      if (line.length && x >= 0 && x < 8 && y >= 0 && y < 8 && board[x + 8 * y] === me) {
+        all.push(...line);
+      }
+    }
+    return all;
+  }
+
+  function replay(s) {
+    let board = (s.start || START).split("");
+    let side = s.start_side || "black";
+    const out = [{ board: board.join(""), side }];
+    for (const m of s.moves) {
+      if (m !== "pass") {
+        const i = index(m);
+        const me = side === "black" ? "b" : "w";
+        board = board.slice();
+        for (const j of flipsOf(board, i, me)) board[j] = me;
+        board[i] = me;
+      }
+      side = other(side);
+      out.push({ board: board.join(""), side });
+    }
+    return out;
+  }
 
   // --- board ----------------------------------------------------------------------------
   const board = $('[data-role="board"]');
@@ -44,36 +158,144 @@
   }
 
   function onSquare(name) {
+    if (editing) {
+      const i = index(name);
+      editing[i] = { ".": "b", b: "w", w: "." }[editing[i]];
+      drawBoard();
+      return;
+    }
     const sq = squares[index(name)];
     if (!state || sq.dataset.legal !== "true") return;
     setPhase("waiting");   // until the server's state arrives: no second click on an old board
+    clockBeforeHumanMove();
     send({ type: "move", square: name });
   }
 
-  function index(name) {
-    return FILES.indexOf(name[0]) + 8 * (Number(name[1]) - 1);
-  }
-
-  // --- connection -----------------------------------------------------------------------
-  function storedToken() {
+  // --- storage --------------------------------------------------------------------------
+  function load(store, key) {
     try {
-      return sessionStorage.getItem(TOKEN_KEY) || "";
+      const v = store.getItem(key);
+      return v ? (key === TOKEN_KEY ? v : JSON.parse(v)) : null;
     } catch (e) {
-      return "";   // storage disabled: every connection is a new game
+      return null;   // storage disabled or a value from another version: nothing kept
     }
   }
 
-  function storeToken(token) {
+  function keep(store, key, value) {
     try {
-      sessionStorage.setItem(TOKEN_KEY, token);
+      if (value === null) store.removeItem(key);
+      else store.setItem(key, key === TOKEN_KEY ? value : JSON.stringify(value));
     } catch (e) {
       // storage disabled: nothing to keep
     }
   }
 
+  function saveSettings() {
+    keep(localStorage, SETTINGS_KEY, {
+      color: $('[data-role="color"]').value, agent: $('[data-role="agent"]').value,
+      agent2: $('[data-role="agent2"]').value, time: $('[data-role="time"]').value,
+      rules: $('[data-role="rules"]').value, clock: $('[data-role="clock"]').value,
+    });
+  }
+
+  function applySettings(saved) {
+    const set = (role, v) => {
+      const el = $(`[data-role="${role}"]`);
+      if (v !== undefined && Array.from(el.options).some((o) => o.value === v)) el.value = v;
+    };
+    set("color", saved.color); set("agent", saved.agent); set("agent2", saved.agent2);
+    set("time", saved.time); set("rules", saved.rules); set("clock", saved.clock);
+    onColor();
+    renderParams(1);
+    renderParams(2);
+  }
+
+  function saveGame(s) {
+    if (holdSaving !== null) return;
+    keep(localStorage, GAME_KEY, {
+      moves: s.moves, start: s.start, start_side: s.start_side, rules: s.rules,
+      players: s.players, over: s.over,
+    });
+  }
+
+  // --- the link to a game ---------------------------------------------------------------
+  function gameText(moves, start, side, rules) {
+    if ((start || START) === START && (side || "black") === "black") {
+      return moves.filter((m) => m !== "pass").join("");
+    }
+    return ggfText(moves, start, side, rules);
+  }
+
+  // A set-up position travels as a GGF record (its passes are inserted by the server).
+  function ggfText(moves, start, side, rules) {
+    const bo = "8 " + start.replace(/b/g, "*").replace(/w/g, "O").replace(/\./g, "-")
+      + (side === "black" ? " *" : " O");
+    let color = side;
+    const items = moves.map((m) => {
+      const t = `${color === "black" ? "B" : "W"}[${m === "pass" ? "PA" : m}]`;
+      color = other(color);
+      return t;
+    });
+    return `(;GM[Othello]TY[${rules === "reversed" ? "8a" : "8"}]BO[${bo}]${items.join("")};)`;
+  }
+
+  function linkFragment(s) {
+    const params = new URLSearchParams();
+    params.set("moves", s.moves.filter((m) => m !== "pass").join(""));
+    if (s.rules !== "standard") params.set("rules", s.rules);
+    if (s.start !== START || s.start_side !== "black") {
+      params.set("start", s.start);
+      params.set("side", s.start_side);
+    }
+    return params.toString();
+  }
+
+  function parseLink() {
+    const h = location.hash.replace(/^#/, "");
+    if (!h) return null;
+    const p = new URLSearchParams(h);
+    if (!p.has("moves")) return null;
+    const moves = (p.get("moves") || "").toLowerCase().match(/[a-h][1-8]/g) || [];
+    const start = p.get("start");
+    return {
+      moves, rules: p.get("rules") || "standard",
+      start: start && /^[bw.]{64}$/.test(start) ? start : START,
+      start_side: p.get("side") === "white" ? "white" : "black",
+    };
+  }
+
+  function updateUrl(s) {
+    const frag = s.ply || s.start !== START ? "#" + linkFragment(s) : "";
+    if (location.hash !== frag && !(frag === "" && location.hash === "")) {
+      history.replaceState(null, "", location.pathname + location.search + frag);
+    }
+  }
+
+  function shareLink() {
+    const url = location.origin + location.pathname + "#" + linkFragment(state);
+    const box = $('[data-role="link"]');
+    box.value = url;
+    box.select();
+    if (navigator.clipboard) navigator.clipboard.writeText(url).catch(() => {});
+  }
+
+  // A game from a link or from storage: the players of the controls, then its moves.
+  function restoreGame(g) {
+    if (g.players) restoreControls({ players: g.players, rules: g.rules });
+    $('[data-role="rules"]').value = g.rules === "reversed" ? "reversed" : "standard";
+    send({ type: "new", ...players(), time: Number($('[data-role="time"]').value),
+           rules: $('[data-role="rules"]').value });
+    const text = gameText(g.moves, g.start, g.start_side, g.rules);
+    if (text) {
+      holdSaving = send({ type: "import", text });
+    }
+    resetClock();
+  }
+
+  // --- connection -----------------------------------------------------------------------
   function connect() {
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const token = storedToken();
+    const token = load(sessionStorage, TOKEN_KEY) || "";
     const query = token ? `?session=${encodeURIComponent(token)}` : "";
     ws = new WebSocket(`${proto}//${location.host}/ws${query}`);
     setPhase("connecting");
@@ -110,7 +332,7 @@
   function send(msg) {
     if (!ws || ws.readyState !== WebSocket.OPEN) {
       showError("not connected");
-      return;
+      return null;
     }
     msg.id = nextId++;
     const text = JSON.stringify(msg);
@@ -119,15 +341,17 @@
     if (size > limit) {
       showError(`message of ${size} bytes is over this server's limit of ${limit} bytes`);
       if (state) render(state);
-      return;
+      return null;
     }
     ws.send(text);
+    return msg.id;
   }
 
   function handle(msg) {
+    if (holdSaving !== null && msg.id === holdSaving && msg.type !== "state") holdSaving = null;
     switch (msg.type) {
       case "session":
-        storeToken(msg.session);
+        keep(sessionStorage, TOKEN_KEY, msg.session);
         restorePending = Boolean(msg.resumed);
         retries = 0;
         break;
@@ -137,6 +361,7 @@
           restorePending = false;
           restoreControls(msg);
         }
+        if (holdSaving !== null && msg.id === holdSaving) holdSaving = null;
         render(msg);
         break;
       case "progress": onProgress(msg); break;
@@ -144,8 +369,12 @@
       case "hints": onHints(msg); break;
       case "thinking": onThinking(msg); break;
       case "record": onRecord(msg); break;
+      case "analysis": onAnalysis(msg); break;
       case "error":
         if (msg.fatal) fatal = true;
+        if (msg.request === "analyze" || (analysis && !analysis.done && !msg.request)) {
+          analysis = null;
+        }
         showError(msg.message);
         if (state) render(state);   // a refused move: the board as it was
         break;
@@ -156,6 +385,7 @@
 
   // --- settings -------------------------------------------------------------------------
   function onWelcome(msg) {
+    const first = welcome === null;
     welcome = msg;
     $('[data-role="engine"]').textContent = `${msg.engine} ${msg.version}`;
     fillAgents($('[data-role="agent"]'), msg.defaults.agent);
@@ -165,7 +395,7 @@
     const max = msg.limits.max_time;
     const choices = [0.2, 0.5, 1, 2, 5, 10, 30].filter((t) => max === null || t <= max);
     if (max !== null && !choices.includes(max)) choices.push(max);
-    addOption(time, "0", "the agent's own budget");
+    addOption(time, "0", "the engine's own pace");
     for (const t of choices) addOption(time, String(t), `${t} s`);
     time.value = String(msg.defaults.time);
     $('[data-role="rules"]').value = msg.defaults.rules;
@@ -173,6 +403,18 @@
     onColor();
     renderParams(1);
     renderParams(2);
+    if (restorePending || !first) return;   // the server's game is this tab's own
+    const saved = load(localStorage, SETTINGS_KEY);
+    if (saved) applySettings(saved);
+    const link = parseLink();
+    const game = load(localStorage, GAME_KEY);
+    if (link) {
+      restoreGame({ ...link, players: null });
+    } else if (game && !game.over && game.moves && (game.moves.length || game.start !== START)) {
+      restoreGame(game);
+    } else if (saved) {
+      newGame();   // the server's game has its defaults: follow the remembered settings
+    }
   }
 
   function addOption(select, value, text) {
@@ -185,21 +427,31 @@
 
   function fillAgents(select, preferred) {
     select.innerHTML = "";
-    const presets = document.createElement("optgroup");
-    presets.label = "Presets";
-    for (const p of welcome.presets) {
-      const o = addOption(presets, `preset:${p.name}`, `${p.name} (${p.spec})`);
+    const group = (label) => {
+      const g = document.createElement("optgroup");
+      g.label = label;
+      return g;
+    };
+    const levels = group("Levels");
+    const classics = group("Other opponents");
+    const families = group("Advanced: every kind of agent");
+    const ordered = welcome.presets.slice().sort((a, b) =>
+      (LEVELS.indexOf(a.name) + 1 || 99) - (LEVELS.indexOf(b.name) + 1 || 99));
+    for (const p of ordered) {
+      const info = presetInfo(p.name);
+      const target = LEVELS.includes(p.name) || !PRESET_INFO[p.name] ? levels : classics;
+      const o = addOption(target, `preset:${p.name}`, info.label);
       o.dataset.family = p.family;
+      o.title = info.blurb;
     }
-    const families = document.createElement("optgroup");
-    families.label = "Agents";
     for (const a of welcome.agents) {
       if (!a.spec_allowed) continue;
-      const o = addOption(families, `agent:${a.name}`, `${a.name}: ${a.source}`);
+      const info = familyInfo(a.name);
+      const o = addOption(families, `agent:${a.name}`, info.label);
       o.dataset.family = a.name;
+      o.title = info.blurb;
     }
-    if (presets.children.length) select.appendChild(presets);
-    if (families.children.length) select.appendChild(families);
+    for (const g of [levels, classics, families]) if (g.children.length) select.appendChild(g);
     const want = [`preset:${preferred}`, `agent:${preferred}`];
     for (const w of want) {
       if (Array.from(select.options).some((o) => o.value === w)) { select.value = w; break; }
@@ -220,10 +472,18 @@
     return { family, params };
   }
 
-  // The parameter inputs of the chosen agent, filled with the preset's values or the defaults.
+  function roles(which) {
+    const two = which === 1 ? "" : "2";
+    return { select: `agent${two}`, params: `params${two}`, spec: `spec${two}`,
+             blurb: `agent${two}-blurb`, summary: `agent${two}-summary` };
+  }
+
+  // The chosen agent's one-line description, and behind "Advanced" its internal name, source
+  // and parameter inputs (the preset's values or the defaults).
   function renderParams(which) {
-    const select = $(`[data-role="${which === 1 ? "agent" : "agent2"}"]`);
-    const box = $(`[data-role="${which === 1 ? "params" : "params2"}"]`);
+    const r = roles(which);
+    const select = $(`[data-role="${r.select}"]`);
+    const box = $(`[data-role="${r.params}"]`);
     box.innerHTML = "";
     if (!welcome || !select.value) return;
     const [kind, name] = [select.value.split(":")[0], select.value.slice(select.value.indexOf(":") + 1)];
@@ -231,8 +491,12 @@
     const family = familyOf(preset ? preset.family : name);
     const given = preset ? parseSpec(preset.spec).params : {};
     const editable = family && family.spec_allowed;
+    const info = preset ? presetInfo(name) : familyInfo(name);
+    $(`[data-role="${r.blurb}"]`).textContent = info.blurb;
     if (family) {
-      $('[data-role="agent-summary"]').textContent = `${family.name}: ${family.summary}`;
+      $(`[data-role="${r.summary}"]`).textContent =
+        `${preset ? `preset ${preset.name} = ${preset.spec}; ` : ""}${family.name} `
+        + `[${family.source}]: ${family.summary}`;
       for (const p of family.params) {
         const row = document.createElement("label");
         row.className = "param";
@@ -263,6 +527,10 @@
         input.disabled = !editable;
         input.addEventListener("change", () => showSpec(which));
         row.appendChild(input);
+        const help = document.createElement("small");
+        help.className = "help";
+        help.textContent = p.help;
+        row.appendChild(help);
         box.appendChild(row);
       }
     }
@@ -276,8 +544,9 @@
   // The name the server is asked for: the preset or family itself when nothing was edited,
   // else a spec with every parameter that differs from the family's defaults.
   function agentSpec(which) {
-    const select = $(`[data-role="${which === 1 ? "agent" : "agent2"}"]`);
-    const box = $(`[data-role="${which === 1 ? "params" : "params2"}"]`);
+    const r = roles(which);
+    const select = $(`[data-role="${r.select}"]`);
+    const box = $(`[data-role="${r.params}"]`);
     if (!select.value) return null;
     const kind = select.value.split(":")[0];
     const name = select.value.slice(select.value.indexOf(":") + 1);
@@ -297,7 +566,7 @@
   }
 
   function showSpec(which) {
-    $(`[data-role="${which === 1 ? "spec" : "spec2"}"]`).textContent = agentSpec(which) || "";
+    $(`[data-role="${roles(which).spec}"]`).textContent = agentSpec(which) || "";
   }
 
   // A resumed game: the controls show its players, time and rules, not the defaults.
@@ -309,13 +578,15 @@
     selectAgent(1, color === "black" ? w : b);
     if (color === "watch") selectAgent(2, w);
     const time = $('[data-role="time"]');
-    if (Array.from(time.options).some((o) => o.value === String(s.time))) time.value = String(s.time);
-    $('[data-role="rules"]').value = s.rules;
+    if (s.time !== undefined && Array.from(time.options).some((o) => o.value === String(s.time))) {
+      time.value = String(s.time);
+    }
+    if (s.rules) $('[data-role="rules"]').value = s.rules;
   }
 
   function selectAgent(which, player) {
     if (!player || player.human) return;
-    const select = $(`[data-role="${which === 1 ? "agent" : "agent2"}"]`);
+    const select = $(`[data-role="${roles(which).select}"]`);
     for (const v of [`preset:${player.agent}`, `agent:${player.agent}`]) {
       if (Array.from(select.options).some((o) => o.value === v)) {
         select.value = v;
@@ -328,7 +599,7 @@
   function onColor() {
     const color = $('[data-role="color"]').value;
     $('[data-role="agent2-box"]').hidden = color !== "watch";
-    $('[data-role="agent-label"]').textContent = color === "watch" ? "Black engine" : "Engine";
+    $('[data-role="agent-label"]').textContent = color === "watch" ? "Black engine" : "Opponent";
   }
 
   function players() {
@@ -342,9 +613,119 @@
 
   function newGame() {
     hints = null;
+    view = null;
+    analysis = null;
+    editing = null;
     setPhase("waiting");
-    send({ type: "new", ...players(), time: Number($('[data-role="time"]').value),
+    resetClock();
+    send({ type: "new", ...players(), time: clockTime() ?? Number($('[data-role="time"]').value),
            rules: $('[data-role="rules"]').value });
+    // On a phone the controls are below the board: bring the board back into view.
+    if (window.matchMedia("(max-width: 720px)").matches) board.scrollIntoView({ block: "center" });
+  }
+
+  function swapColours() {
+    const color = $('[data-role="color"]');
+    if (color.value === "black" || color.value === "white") {
+      color.value = other(color.value);
+    } else if (color.value === "watch") {
+      const a = $('[data-role="agent"]'), b = $('[data-role="agent2"]');
+      [a.value, b.value] = [b.value, a.value];
+      renderParams(1);
+      renderParams(2);
+    }
+    onColor();
+    saveSettings();
+    newGame();
+  }
+
+  // --- the clock (the page's own: the server knows only the time per move) ------------------
+  // A side's time runs while it is to move; the increment is added after each of its moves.
+  // An engine side is given, per move, a share of what is left on its clock.
+  let clock = null;   // {base, inc, left: {black, white} in ms, running, since, flagged}
+  let clockTimer = null;
+
+  function clockSetting() {
+    const v = $('[data-role="clock"]').value;
+    if (!v) return null;
+    const [base, inc] = v.split("+").map(Number);
+    return { base: base * 1000, inc: inc * 1000 };
+  }
+
+  function resetClock() {
+    const c = clockSetting();
+    clock = c ? { ...c, left: { black: c.base, white: c.base }, running: null, since: 0,
+                  flagged: null, ply: 0 } : null;
+    renderClock();
+  }
+
+  // Seconds for the engine's next move: a 20th of what is left plus most of the increment.
+  function clockTime(color) {
+    if (!clock) return null;
+    const left = color ? clock.left[color] : clock.base;
+    let t = Math.max(0.05, (left / 20 + clock.inc * 0.8) / 1000);
+    const max = welcome ? welcome.limits.max_time : null;
+    if (max !== null) t = Math.min(t, max);
+    return Math.round(t * 100) / 100;
+  }
+
+  function clockBeforeHumanMove() {
+    // The engine's reply is searched with what its clock allows (sent before the move).
+    if (!clock || !state) return;
+    const engine = other(state.side);
+    if (!state.players[engine].human) send({ type: "set", time: clockTime(engine) });
+  }
+
+  function tickClock(now) {
+    if (!clock || !clock.running) return;
+    clock.left[clock.running] -= now - clock.since;
+    clock.since = now;
+    if (clock.left[clock.running] <= 0) {
+      clock.left[clock.running] = 0;
+      clock.flagged = clock.running;
+      clock.running = null;
+      if (state && !state.players[clock.flagged].human) send({ type: "stop" });
+      if (state) render(state);
+    }
+  }
+
+  function clockOnState(s) {
+    if (!clock) return;
+    const now = performance.now();
+    tickClock(now);
+    if (s.ply > clock.ply && clock.running) {
+      for (let p = clock.ply; p < s.ply; p++) {
+        const mover = positions[p] ? positions[p].side : null;
+        if (mover && s.moves[p] !== "pass") clock.left[mover] += clock.inc;
+      }
+    }
+    clock.ply = s.ply;
+    const runs = !s.over && !s.paused && !clock.flagged;
+    clock.running = runs ? s.side : null;
+    clock.since = now;
+    // Two engines: each move's budget follows its clock (it applies from the next search).
+    if (runs && !s.players[s.side].human && !s.players[other(s.side)].human && !s.thinking) {
+      send({ type: "set", time: clockTime(s.side) });
+    }
+    if (!clockTimer) clockTimer = setInterval(() => { tickClock(performance.now()); renderClock(); }, 200);
+  }
+
+  function fmtClock(ms) {
+    const s = Math.max(0, Math.ceil(ms / 1000));
+    return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+  }
+
+  function renderClock() {
+    const box = $('[data-role="clocks"]');
+    box.hidden = !clock;
+    if (!clock) return;
+    for (const c of ["black", "white"]) {
+      const el = $(`[data-role="clock-${c}"]`);
+      el.textContent = `${NAMES[c]} ${fmtClock(clock.left[c])}`;
+      el.dataset.ms = String(Math.round(clock.left[c]));
+      el.dataset.running = String(clock.running === c);
+      el.dataset.flagged = String(clock.flagged === c);
+    }
   }
 
   // --- rendering ------------------------------------------------------------------------
@@ -357,6 +738,7 @@
   }
 
   function phaseOf(s) {
+    if (clock && clock.flagged) return "over";
     if (s.over) return "over";
     if (s.thinking) return "engine";
     if (s.human_to_move) return "human";
@@ -366,53 +748,27 @@
 
   function sideName(s, color) {
     const p = s.players[color];
-    return p.human ? NAMES[color] : `${NAMES[color]} (${p.agent})`;
+    return p.human ? NAMES[color] : `${NAMES[color]} (${playerLabel(p.agent)})`;
   }
 
   function render(s) {
     state = s;
+    positions = replay(s);
+    if (view !== null && view >= s.ply) view = null;
     if (hints && hints.ply !== s.ply) hints = null;
-    const humans = ["black", "white"].filter((c) => s.players[c].human);
-    const mayPlay = s.human_to_move && !s.thinking;
-    const legal = new Set(mayPlay ? s.legal : []);
-    const lastIdx = s.last && s.last !== "pass" ? index(s.last) : -1;
-    for (let i = 0; i < 64; i++) {
-      const sq = squares[i];
-      const c = s.board[i];
-      const disc = sq.firstChild;
-      if (c === "b" || c === "w") {
-        sq.dataset.disc = c === "b" ? "black" : "white";
-        disc.hidden = false;
-      } else {
-        delete sq.dataset.disc;
-        disc.hidden = true;
-      }
-      const name = sq.dataset.square;
-      if (legal.has(name)) {
-        sq.dataset.legal = "true";
-        sq.tabIndex = 0;
-      } else {
-        delete sq.dataset.legal;
-        sq.tabIndex = -1;
-      }
-      sq.classList.toggle("last", i === lastIdx);
-      const old = sq.querySelector(".hint");
-      if (old) old.remove();
+    if (live && live.ply !== s.ply) live = null;
+    // An analysis holds while the game only goes on from the moves it analysed.
+    if (analysis && s.moves.slice(0, analysis.of.length).join() !== analysis.of.join()) {
+      analysis = null;
     }
-    if (hints) drawHints();
-    board.dataset.ply = String(s.ply);
-    board.dataset.side = s.side;
-
-    $('[data-role="count-black"]').textContent = String(s.counts.black);
-    $('[data-role="count-white"]').textContent = String(s.counts.white);
-    const score = $('[data-role="score"]');
-    score.dataset.black = String(s.counts.black);
-    score.dataset.white = String(s.counts.white);
-    $('[data-role="turn"]').textContent = s.over ? "game over" :
-      `${NAMES[s.side]} to move · ${s.rules}`;
+    const humans = ["black", "white"].filter((c) => s.players[c].human);
+    clockOnState(s);
+    drawBoard();
 
     let text;
-    if (s.over) {
+    if (clock && clock.flagged) {
+      text = `${NAMES[clock.flagged]} ran out of time: ${NAMES[other(clock.flagged)]} wins.`;
+    } else if (s.over) {
       text = s.result.text;
       if (humans.length === 1) {
         const me = humans[0];
@@ -427,7 +783,7 @@
       const who = humans.length === 2 ? NAMES[s.side] : "You";
       text = s.must_pass ? `${who} ${humans.length === 2 ? "has" : "have"} no legal move: pass.`
         : `${humans.length === 2 ? `${who} to move` : `Your move (${s.side})`}.`;
-      if (s.last === "pass") text = `${NAMES[s.side === "black" ? "white" : "black"]} passed. ` + text;
+      if (s.last === "pass") text = `${NAMES[other(s.side)]} passed. ` + text;
     } else if (s.paused) {
       text = "Paused: Resume to go on.";
     } else {
@@ -438,93 +794,362 @@
     st.dataset.over = String(s.over);
     st.dataset.turn = s.side;
 
-    const connected = ws && ws.readyState === WebSocket.OPEN;
-    const btn = (a) => $$(`button[data-action="${a}"]`);
-    const enable = (a, on) => btn(a).forEach((b) => { b.disabled = !(connected && on); });
-    enable("new", true);
-    enable("apply", !s.over);
-    enable("undo", s.ply > 0);
-    enable("pass", s.must_pass && !s.thinking);
-    enable("hint", !s.over && !s.thinking && !s.hinting);
-    enable("stop", Boolean(s.thinking) || s.hinting);
-    enable("export-ggf", true);
-    enable("export-moves", true);
-    enable("import", true);
-    btn("resume").forEach((b) => { b.hidden = !s.paused; b.disabled = !connected; });
-
+    enableButtons();
     if (!s.thinking && !s.hinting) $('[data-role="progress"]').hidden = true;
-    renderMoves(s);
-    renderGraph(s);
+    renderMoves();
+    renderGraph();
+    renderEvalBar();
+    renderClock();
+    renderAnalysisNote();
+    saveGame(s);
+    updateUrl(s);
     setPhase(phaseOf(s));
   }
 
-  // One line per move number: black's move, then white's (a pass is written "pass").
-  function renderMoves(s) {
+  function enableButtons() {
+    const s = state;
+    const connected = ws && ws.readyState === WebSocket.OPEN;
+    const flagged = Boolean(clock && clock.flagged);
+    const btn = (a) => $$(`button[data-action="${a}"]`);
+    const enable = (a, on) => btn(a).forEach((b) => { b.disabled = !(connected && on); });
+    const shown = view === null ? s.ply : view;
+    enable("new", true);
+    enable("rematch", true);
+    enable("swap", true);
+    enable("apply", !s.over);
+    enable("undo", s.ply > 0 && !editing);
+    enable("pass", s.must_pass && !s.thinking && view === null && !flagged);
+    enable("hint", !s.over && !s.thinking && !s.hinting && view === null && !flagged);
+    enable("stop", Boolean(s.thinking) || s.hinting);
+    enable("first", shown > 0 && !editing);
+    enable("back", shown > 0 && !editing);
+    enable("forward", shown < s.ply && !editing);
+    enable("last", shown < s.ply && !editing);
+    enable("branch", view !== null && !editing);
+    enable("analyze", s.ply > 0 && !(analysis && !analysis.done));
+    for (const a of ["export-ggf", "export-moves", "import", "share", "edit", "edit-clear",
+                     "edit-done", "edit-cancel"]) enable(a, true);
+    for (const a of ["edit-clear", "edit-done", "edit-cancel"]) {
+      btn(a).forEach((b) => { b.hidden = !editing; });
+    }
+    $('[data-role="edit-side"]').hidden = !editing;
+    btn("edit").forEach((b) => { b.hidden = Boolean(editing); });
+    btn("resume").forEach((b) => { b.hidden = !s.paused; b.disabled = !connected; });
+    const ended = s.over || flagged;
+    btn("rematch").forEach((b) => { b.hidden = !ended; });
+    btn("swap").forEach((b) => { b.hidden = !ended || $('[data-role="color"]').value === "both"; });
+  }
+
+  // The board at the ply shown: the game now, a ply stepped back to, or the editor's board.
+  function drawBoard() {
+    const s = state;
+    const reviewing = view !== null;
+    const shown = reviewing ? view : s.ply;
+    const text = editing ? editing.join("") : reviewing ? positions[view].board : s.board;
+    const flagged = Boolean(clock && clock.flagged);
+    const mayPlay = !editing && !reviewing && !flagged && s.human_to_move && !s.thinking;
+    const legal = new Set(mayPlay ? s.legal : []);
+    // The last move of each side up to the ply shown.
+    const lastOf = { black: -1, white: -1 };
+    let latest = -1;
+    if (!editing) {
+      for (let p = 0; p < shown; p++) {
+        const m = s.moves[p];
+        if (m === "pass") continue;
+        lastOf[positions[p].side] = index(m);
+        latest = index(m);
+      }
+    }
+    const animate = shownBoard !== null && !editing;
+    for (let i = 0; i < 64; i++) {
+      const sq = squares[i];
+      const c = text[i];
+      const disc = sq.firstChild;
+      if (c === "b" || c === "w") {
+        sq.dataset.disc = c === "b" ? "black" : "white";
+        disc.hidden = false;
+      } else {
+        delete sq.dataset.disc;
+        disc.hidden = true;
+      }
+      const was = animate ? shownBoard[i] : c;
+      const flipped = (was === "b" || was === "w") && (c === "b" || c === "w") && was !== c;
+      const placed = was === "." && c !== ".";
+      sq.classList.remove("flip", "placed");
+      if (flipped || placed) {
+        void sq.offsetWidth;   // restart the animation
+        sq.classList.add(flipped ? "flip" : "placed");
+      }
+      const name = sq.dataset.square;
+      if (legal.has(name)) {
+        sq.dataset.legal = "true";
+        sq.tabIndex = 0;
+      } else {
+        delete sq.dataset.legal;
+        sq.tabIndex = editing ? 0 : -1;
+      }
+      sq.classList.toggle("last", i === latest);
+      if (i === lastOf.black) sq.dataset.last = "black";
+      else if (i === lastOf.white) sq.dataset.last = "white";
+      else delete sq.dataset.last;
+      const old = sq.querySelector(".hint");
+      if (old) old.remove();
+      delete sq.dataset.eval;
+    }
+    shownBoard = text;
+    if (hints && !reviewing && !editing) drawHints();
+    board.dataset.ply = String(s.ply);
+    board.dataset.view = String(shown);
+    board.dataset.reviewing = String(reviewing);
+    board.dataset.editing = String(Boolean(editing));
+    board.dataset.side = editing ? $('[data-role="edit-side"]').value
+      : reviewing ? positions[view].side : s.side;
+    const count = (ch) => text.split("").filter((x) => x === ch).length;
+    const black = count("b"), white = count("w");
+    $('[data-role="count-black"]').textContent = String(black);
+    $('[data-role="count-white"]').textContent = String(white);
+    const score = $('[data-role="score"]');
+    score.dataset.black = String(black);
+    score.dataset.white = String(white);
+    $('[data-role="turn"]').textContent = editing ? "setting up" :
+      reviewing ? `move ${shown} of ${s.ply}` :
+      s.over ? "game over" : `${NAMES[s.side]} to move · ${s.rules}`;
+  }
+
+  function goTo(p) {
+    if (!state || editing) return;
+    const k = Math.max(0, Math.min(state.ply, p));
+    view = k === state.ply ? null : k;
+    drawBoard();
+    enableButtons();
+    renderMoves();
+    renderGraph();
+    renderEvalBar();
+  }
+
+  function shownPly() {
+    return view === null ? state.ply : view;
+  }
+
+  // Play on from the ply shown: the moves after it are dropped (the server's game becomes
+  // the moves up to it; whoever is to move there moves next).
+  function branch() {
+    if (!state || view === null) return;
+    const moves = state.moves.slice(0, view);
+    const text = gameText(moves, state.start, state.start_side, state.rules);
+    view = null;
+    hints = null;
+    analysis = null;
+    if (!text) send({ type: "new" });
+    else send({ type: "import", text });
+  }
+
+  // One line per move number: black's move, then white's (a pass is written "pass"); each a
+  // button that shows the board after it.
+  function renderMoves() {
+    const s = state;
     const list = $('[data-role="moves"]');
     list.innerHTML = "";
-    const other = (c) => (c === "black" ? "white" : "black");
-    const first = s.moves.length % 2 === 0 ? s.side : other(s.side);   // passes are moves too
-    const cells = first === "white" ? ["…", ...s.moves] : s.moves.slice();
+    const shown = shownPly();
+    const cells = s.moves.map((m, k) => ({ m, ply: k + 1 }));
+    if (s.start_side === "white") cells.unshift(null);
     for (let k = 0; k < cells.length; k += 2) {
       const li = document.createElement("li");
-      for (const m of cells.slice(k, k + 2)) {
-        const span = document.createElement("span");
-        span.textContent = m;
-        li.appendChild(span);
+      for (const cell of cells.slice(k, k + 2)) {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = "mv";
+        if (cell === null) {
+          b.textContent = "…";
+          b.disabled = true;
+        } else {
+          b.textContent = cell.m;
+          b.dataset.ply = String(cell.ply);
+          const a = analysis && analysis.moves[cell.ply - 1];
+          if (a && a.loss !== null) {
+            b.dataset.loss = String(a.loss);
+            if (a.loss >= 2) {
+              b.classList.add(a.loss >= 6 ? "blunder" : "mistake");
+              b.title = `lost ${a.loss} discs; best ${a.best}`;
+              b.textContent = `${cell.m}${a.loss >= 6 ? "??" : "?"}`;
+            }
+          }
+          if (cell.ply === shown) b.setAttribute("aria-current", "true");
+          b.addEventListener("click", () => goTo(cell.ply));
+        }
+        li.appendChild(b);
       }
       if (k + 2 >= cells.length) li.className = "current";
       list.appendChild(li);
     }
-    list.scrollTop = list.scrollHeight;
+    const cur = list.querySelector('[aria-current="true"]');
+    if (cur && view !== null) cur.scrollIntoView({ block: "nearest" });
+    else list.scrollTop = list.scrollHeight;
   }
 
-  // Black's disc margin by ply: the engine's evaluations (its moves and hints).
-  function renderGraph(s) {
+  // The evaluations (black's discs), by the side that searched: one series per side, so two
+  // engines' views are not joined into one zig-zag line.
+  function seriesOf() {
+    const s = state;
+    const out = { black: [], white: [] };
+    for (const [p, v] of s.evals) {
+      const mover = positions[p] ? positions[p].side : (p % 2 === 0 ? s.start_side : other(s.start_side));
+      out[mover].push([p, v]);
+    }
+    return out;
+  }
+
+  function renderGraph() {
+    const s = state;
     const svg = $('[data-role="graph"]');
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     const NS = "http://www.w3.org/2000/svg";
-    const W = 300, H = 120, MAXP = 60;
-    const span = Math.max(16, ...s.evals.map(([, v]) => Math.min(64, Math.abs(v))));
+    const W = 300, H = 120;
+    const MAXP = Math.max(60, s.ply);
+    const series = seriesOf();
+    const values = s.evals.map(([, v]) => v);
+    if (analysis) for (const a of Object.values(analysis.moves)) values.push(a.after);
+    const span = Math.max(16, ...values.filter((v) => v !== null).map((v) => Math.min(64, Math.abs(v))));
     const x = (p) => (p / MAXP) * W;
     const y = (v) => H / 2 - (Math.max(-span, Math.min(span, v)) / span) * (H / 2 - 6);
-    const line = (x1, y1, x2, y2, cls) => {
-      const l = document.createElementNS(NS, "line");
-      l.setAttribute("x1", x1); l.setAttribute("y1", y1);
-      l.setAttribute("x2", x2); l.setAttribute("y2", y2);
-      l.setAttribute("class", cls);
-      svg.appendChild(l);
+    const el = (tag, attrs, cls) => {
+      const e = document.createElementNS(NS, tag);
+      for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+      if (cls) e.setAttribute("class", cls);
+      svg.appendChild(e);
+      return e;
     };
-    for (let p = 10; p < MAXP; p += 10) line(x(p), 0, x(p), H, "grid");
-    line(0, H / 2, W, H / 2, "axis");
-    line(x(s.ply), 0, x(s.ply), H, "now");
-    const label = (text, yy) => {
-      const t = document.createElementNS(NS, "text");
-      t.setAttribute("x", 4); t.setAttribute("y", yy);
-      t.setAttribute("class", "label");
-      t.textContent = text;
-      svg.appendChild(t);
-    };
-    label(`black +${Math.round(span)}`, 11);
-    label(`white +${Math.round(span)}`, H - 4);
-    if (s.evals.length) {
-      const pts = s.evals.map(([p, v]) => `${x(p).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
-      const pl = document.createElementNS(NS, "polyline");
-      pl.setAttribute("points", pts);
-      pl.setAttribute("class", "line");
-      svg.appendChild(pl);
-      for (const [p, v] of s.evals) {
-        const dot = document.createElementNS(NS, "circle");
-        dot.setAttribute("cx", x(p).toFixed(1));
-        dot.setAttribute("cy", y(v).toFixed(1));
-        dot.setAttribute("r", "1.6");
-        dot.setAttribute("class", "dot");
+    for (let p = 10; p < MAXP; p += 10) el("line", { x1: x(p), y1: 0, x2: x(p), y2: H }, "grid");
+    el("line", { x1: 0, y1: H / 2, x2: W, y2: H / 2 }, "axis");
+    el("line", { x1: x(shownPly()), y1: 0, x2: x(shownPly()), y2: H }, "now");
+    el("text", { x: 4, y: 11 }, "label").textContent = `black +${Math.round(span)}`;
+    el("text", { x: 4, y: H - 4 }, "label").textContent = `white +${Math.round(span)}`;
+    const draw = (pts, cls, name) => {
+      if (!pts.length) return;
+      const pl = el("polyline", {
+        points: pts.map(([p, v]) => `${x(p).toFixed(1)},${y(v).toFixed(1)}`).join(" "),
+      }, `line ${cls}`);
+      pl.dataset.series = name;
+      pl.dataset.points = String(pts.length);
+      for (const [p, v] of pts) {
+        const dot = el("circle", { cx: x(p).toFixed(1), cy: y(v).toFixed(1), r: "1.8" }, `dot ${cls}`);
         const tip = document.createElementNS(NS, "title");
         tip.textContent = `ply ${p}: ${v > 0 ? "+" : ""}${v}`;
         dot.appendChild(tip);
-        svg.appendChild(dot);
+      }
+    };
+    if (analysis) {
+      const pts = Object.entries(analysis.moves).map(([k, a]) => [Number(k) + 1, a.after])
+        .filter(([, v]) => v !== null).sort((a, b) => a[0] - b[0]);
+      draw(pts, "analysis", "analysis");
+      for (const [k, a] of Object.entries(analysis.moves)) {
+        if (a.loss !== null && a.loss >= 2 && a.after !== null) {
+          const mark = el("circle", { cx: x(Number(k) + 1).toFixed(1), cy: y(a.after).toFixed(1),
+                                      r: "3.2" }, a.loss >= 6 ? "mark blunder" : "mark mistake");
+          mark.dataset.ply = String(Number(k) + 1);
+        }
       }
     }
+    draw(series.black, "black", "black");
+    draw(series.white, "white", "white");
     svg.dataset.points = String(s.evals.length);
+    svg.dataset.series = ["black", "white"].filter((c) => series[c].length).join(",");
+    const legend = $('[data-role="legend"]');
+    legend.innerHTML = "";
+    for (const c of ["black", "white"]) {
+      if (!series[c].length) continue;
+      const item = document.createElement("span");
+      item.className = `key ${c}`;
+      item.textContent = `${sideName(s, c)}'s view`;
+      legend.appendChild(item);
+    }
+    if (analysis) {
+      const item = document.createElement("span");
+      item.className = "key analysis";
+      item.textContent = "analysis";
+      legend.appendChild(item);
+    }
+  }
+
+  // The bar beside the board: black's share grows with black's expected disc margin.
+  function renderEvalBar() {
+    const s = state;
+    const p = shownPly();
+    let v = null;
+    if (view === null && live && live.ply === s.ply) v = live.value;
+    if (v === null && analysis && analysis.moves[p - 1] && analysis.moves[p - 1].after !== null) {
+      v = analysis.moves[p - 1].after;
+    }
+    if (v === null) {
+      for (const [q, e] of s.evals) if (q <= p) v = e;
+    }
+    if (v === null && p === 0) v = 0;
+    const bar = $('[data-role="evalbar"]');
+    const share = v === null ? 0.5 : 0.5 + 0.5 * Math.tanh(v / 24);
+    $('[data-role="evalfill"]').style.height = `${(share * 100).toFixed(1)}%`;
+    const txt = v === null ? "" : (v > 0 ? "+" : "") + (Math.abs(v) >= 10 ? Math.round(v) : v.toFixed(1));
+    $('[data-role="evaltext"]').textContent = txt;
+    bar.dataset.eval = v === null ? "" : String(v);
+    bar.setAttribute("aria-valuenow", v === null ? "0" : String(v));
+    bar.classList.toggle("white-ahead", v !== null && v < 0);
+  }
+
+  // --- whole-game analysis ----------------------------------------------------------------
+  function analyze() {
+    if (!state || !state.ply) return;
+    analysis = { moves: {}, done: false, of: state.moves.slice() };
+    $('[data-role="analysis"]').textContent = "Analysing…";
+    send({ type: "analyze" });
+    enableButtons();
+  }
+
+  function onAnalysis(msg) {
+    if (!analysis || !state) return;
+    for (const a of msg.moves) analysis.moves[a.ply] = a;
+    analysis.done = Boolean(msg.done);
+    renderMoves();
+    renderGraph();
+    renderEvalBar();
+    renderAnalysisNote();
+    enableButtons();
+  }
+
+  function renderAnalysisNote() {
+    const note = $('[data-role="analysis"]');
+    if (!analysis) { note.textContent = ""; delete note.dataset.done; return; }
+    const all = Object.values(analysis.moves);
+    const bad = all.filter((a) => a.loss !== null && a.loss >= 2);
+    note.dataset.done = String(analysis.done);
+    note.dataset.marked = String(bad.length);
+    if (!analysis.done) {
+      note.textContent = `Analysing… ${all.length} of ${state.ply} moves`;
+      return;
+    }
+    const side = (c) => bad.filter((a) => a.color === c).reduce((t, a) => t + a.loss, 0);
+    note.textContent = bad.length
+      ? `${bad.length} move${bad.length > 1 ? "s" : ""} lost 2 discs or more (marked ? and ??). `
+        + `Discs lost: black ${side("black")}, white ${side("white")}.`
+      : "No move lost 2 discs or more.";
+  }
+
+  // --- board editor ---------------------------------------------------------------------
+  function startEditing() {
+    if (!state) return;
+    editing = (view === null ? state.board : positions[view].board).split("");
+    view = null;
+    $('[data-role="edit-side"]').value = state.side;
+    drawBoard();
+    enableButtons();
+  }
+
+  function finishEditing() {
+    const side = $('[data-role="edit-side"]').value;
+    const start = editing.join("");
+    editing = null;
+    hints = null;
+    analysis = null;
+    resetClock();
+    send({ type: "import", text: ggfText([], start, side, state.rules) });
   }
 
   // --- search output --------------------------------------------------------------------
@@ -533,7 +1158,7 @@
     showProgress(msg.kind === "hint" ? "Evaluating every move…" : "Thinking…", 0, msg.time);
     if (state) {
       state.hinting = msg.kind === "hint";
-      render(state);
+      enableButtons();
     }
   }
 
@@ -545,6 +1170,10 @@
     const budget = state ? (state.time || 0) : 0;
     showProgress(`${what}: ${effort} · best ${msg.best || "?"} (${ev}) · ${msg.elapsed} s`,
       msg.elapsed, budget);
+    if (state && msg.ply === state.ply) {
+      live = { ply: msg.ply, value: msg.color === "black" ? msg.eval : -msg.eval };
+      renderEvalBar();
+    }
   }
 
   function showProgress(text, elapsed, budget) {
@@ -601,16 +1230,32 @@
   let exportKind = "ggf";
   const actions = {
     new: newGame,
+    rematch: newGame,
+    swap: swapColours,
     apply: () => send({ type: "set", ...players(), time: Number($('[data-role="time"]').value) }),
-    undo: () => { setPhase("waiting"); send({ type: "undo" }); },
-    pass: () => { setPhase("waiting"); send({ type: "pass" }); },
+    undo: () => { view = null; setPhase("waiting"); send({ type: "undo" }); },
+    pass: () => { setPhase("waiting"); clockBeforeHumanMove(); send({ type: "pass" }); },
     hint: () => send({ type: "hint" }),
     stop: () => send({ type: "stop" }),
     resume: () => send({ type: "resume" }),
+    first: () => goTo(0),
+    back: () => goTo(shownPly() - 1),
+    forward: () => goTo(shownPly() + 1),
+    last: () => goTo(state.ply),
+    branch,
+    analyze,
+    share: shareLink,
+    edit: startEditing,
+    "edit-clear": () => { editing = Array(64).fill("."); drawBoard(); },
+    "edit-cancel": () => { editing = null; render(state); },
+    "edit-done": finishEditing,
     "export-ggf": () => { exportKind = "ggf"; send({ type: "export" }); },
     "export-moves": () => { exportKind = "moves"; send({ type: "export" }); },
     import: () => {
       hints = null;
+      view = null;
+      analysis = null;
+      resetClock();
       send({ type: "import", text: $('[data-role="record"]').value });
     },
   };
@@ -620,9 +1265,33 @@
       if (fn) fn();
     });
   });
-  $('[data-role="color"]').addEventListener("change", onColor);
-  $('[data-role="agent"]').addEventListener("change", () => renderParams(1));
-  $('[data-role="agent2"]').addEventListener("change", () => renderParams(2));
+  document.addEventListener("keydown", (ev) => {
+    if (!state || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    const t = ev.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA")) return;
+    const key = { ArrowLeft: "back", ArrowRight: "forward", Home: "first", End: "last" }[ev.key];
+    if (!key) return;
+    ev.preventDefault();
+    actions[key]();
+  });
+  $('[data-role="graph"]').addEventListener("click", (ev) => {
+    if (!state) return;
+    const r = ev.currentTarget.getBoundingClientRect();
+    goTo(Math.round(((ev.clientX - r.left) / r.width) * Math.max(60, state.ply)));
+  });
+  $('[data-role="color"]').addEventListener("change", () => { onColor(); saveSettings(); });
+  $('[data-role="agent"]').addEventListener("change", () => { renderParams(1); saveSettings(); });
+  $('[data-role="agent2"]').addEventListener("change", () => { renderParams(2); saveSettings(); });
+  for (const role of ["time", "rules", "clock"]) {
+    $(`[data-role="${role}"]`).addEventListener("change", saveSettings);
+  }
+  $('[data-role="edit-side"]').addEventListener("change", () => { if (editing) drawBoard(); });
+  window.addEventListener("hashchange", () => {
+    const link = parseLink();
+    if (link && state && welcome && linkFragment(state) !== location.hash.replace(/^#/, "")) {
+      restoreGame({ ...link, players: null });
+    }
+  });
 
   connect();
 })();
