@@ -188,3 +188,12 @@ def test_cs303_check_on_a_terminal_prints_each_line_once(tmp_path):
     assert lines[0] == f"CS303 usability check of {player}"
     summaries = [ln for ln in lines if ln.startswith(("OK: ", "FAILED: "))]
     assert summaries == [lines[-1]]
+
+
+def test_precompile_is_quiet_on_stderr():
+    """`make setup` runs it on every new install: nothing to worry a user on stderr (puct has
+    no shipped reversed network, which used to print a warning there)."""
+    r = subprocess.run([sys.executable, "-m", "engine_server", "--precompile"],
+                       capture_output=True, text=True, env=ENV, cwd=REPO, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "" and r.stdout == ""
