@@ -13,9 +13,10 @@ import threading
 import time
 from typing import Any
 
+from engine_server.commands.nboard import NBoardHandler
 from engine_server.game import Game, parse_move
-from engine_server.protocol.nboard import NBoardHandler
 from engine_server.session import EngineOptions, Output, Session
+from protocol import nboard as nb
 
 from .common import emit
 
@@ -39,7 +40,7 @@ def bench_book(agent: str, repeat: int) -> list[dict[str, Any]]:
 
     def sink(line: str) -> None:
         lines.append(line)
-        if line.startswith("==="):
+        if nb.is_move_line(line):
             got.set()
 
     session = Session(EngineOptions(agent=agent, warmup=False, ponder=False), Output(sink))

@@ -25,6 +25,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from protocol import gtp
+
 from .common import emit
 
 SQUARES = [f"{c}{r}" for c in "abcdefgh" for r in range(1, 9)]
@@ -129,8 +131,8 @@ class FuzzTarget:
     """One session and its protocol handler, with every output line collected."""
 
     def __init__(self, protocol: str, agent: str = "uct:iterations=30", move_time: float = 0.05):
-        from engine_server.protocol.gtp import GtpHandler
-        from engine_server.protocol.nboard import NBoardHandler
+        from engine_server.commands.gtp import GtpHandler
+        from engine_server.commands.nboard import NBoardHandler
         from engine_server.session import EngineOptions, Output, Session
 
         self.protocol = protocol
@@ -158,7 +160,7 @@ def _gtp_responses(lines: list[str]) -> tuple[int, list[str], bool]:
     count, heads, open_ = 0, [], False
     for line in lines:
         if not open_:
-            if not re.match(r"^[=?]\d*( |$)", line):
+            if not gtp.is_response_head(line):
                 raise AssertionError(f"GTP output outside a response: {line[:80]!r}")
             heads.append(line)
             open_ = True
@@ -170,7 +172,7 @@ def _gtp_responses(lines: list[str]) -> tuple[int, list[str], bool]:
 
 def check_line(t: FuzzTarget, line: str, stats: FuzzStats) -> None:
     """Feed one line and check the invariants of the module docstring."""
-    from engine_server.protocol.common import clean_line
+    from protocol.text import clean_line
 
     before = t.state()
     n0 = len(t.lines)

@@ -111,7 +111,7 @@ def _envelope(plies: int, seed: int) -> tuple[dict[str, Any], int]:
     """Botzone's input after ``plies`` seeded random moves (no pass in them), and the number
     of legal moves of the side to move."""
     from engine_server.game import PASS, Color, Game
-    from engine_server.game.notation import botzone_xy
+    from protocol.notation import botzone_xy
 
     rng = random.Random(seed)
     while True:

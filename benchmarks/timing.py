@@ -21,6 +21,8 @@ import time
 
 from clients.engine_process import EngineProcess
 from engine_server.game import Color, ggf, parse_move, square_name
+from protocol import nboard as nb
+from protocol.notation import move_text
 
 from .common import emit, in_book, out_of_book_game
 
@@ -59,7 +61,7 @@ def bench_timing(move_time: float, moves: int, agent: str | None, protocol: str,
             eng.send("nboard 2")
             eng.send("set depth 60")
             record = ggf.GgfRecord(start=game.start, moves=[ggf.MoveItem(m) for m in game.moves])
-            eng.send(f"set game {record.to_text()}")
+            eng.send(nb.set_game_line(record.to_text()))
             eng.send("ping 0")
             eng.read_until(lambda l: l == "pong 0", 60)
             ready = time.monotonic() - t_start
@@ -71,11 +73,11 @@ def bench_timing(move_time: float, moves: int, agent: str | None, protocol: str,
                 eng.send(f"ping {n}")
                 eng.read_until(lambda l, n=n: l == f"pong {n}")
                 t0 = eng.send("go")
-                line = eng.read_until(lambda l: l.startswith("=== "), move_time + 30)[-1]
+                line = eng.read_until(nb.is_move_line, move_time + 30)[-1]
                 times.append(time.monotonic() - t0)
-                mv = line[4:].split("/")[0]
-                game.play(parse_move(mv))
-                eng.send(f"move {mv}")
+                move = nb.parse_move_line(line).move
+                game.play(move)
+                eng.send(f"move {move_text(move)}")
         eng.send("quit")
     finally:
         eng.close()

@@ -9,7 +9,7 @@ Three layers:
   :class:`ZmqChannel` (the engine's ZeroMQ server, framing in engine_server/serve/zmq_server.py)
   and :class:`InProcessChannel` (a Session and protocol handler in this process);
 * :class:`EngineClient` speaks GTP (and raw line requests, for NBoard) over any channel, with
-  :func:`read_response` / :func:`parse_response` as the one reader of GTP responses.
+  :func:`read_response` reading responses with ``protocol.gtp``'s parser.
 
 ``clients.engine_process``, ``clients.remote``, the match players and the CS303 remote backend
 are built on this module.
@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import os
 import queue
-import re
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
@@ -32,12 +30,14 @@ import zmq
 import zmq.auth
 
 from engine_server.log import get_logger
+from protocol import gtp
+from protocol import zmq as zframes
 
 if TYPE_CHECKING:
     # Imported where used: they pull in the search (numba), which a client that only talks to
     # an engine elsewhere (the CS303 remote judge) keeps out of its process.
-    from engine_server.protocol import LineHandler
-    from engine_server.protocol.controller import Request
+    from engine_server.commands import LineHandler
+    from engine_server.commands.controller import Request
     from engine_server.session import EngineOptions
 
 log = get_logger("engine_client")
@@ -86,35 +86,19 @@ class EngineClosed(EngineError, EOFError):
 
 # --- GTP responses -------------------------------------------------------------------------------
 
-_HEAD = re.compile(r"^([=?])(\d*)\s?")
+# The response's text is protocol.gtp's (one reader for every client); what a refusal means to
+# a caller (which exception) is this module's.
+GtpResponse = gtp.Response
+parse_response = gtp.parse_response
 
 
-@dataclass(frozen=True)
-class GtpResponse:
-    ok: bool        # '=' (or a head with neither '=' nor '?', taken as success as engines expect)
-    text: str       # the result or error message without its '=id'/'?id' head, stripped
-    id: str = ""    # the command id the engine echoed ("" when the command had none)
-
-    def result(self, command: str) -> str:
-        """The text of a success; :class:`EngineCommandError` for a ``?`` reply."""
-        if not self.ok:
-            kind = (EngineSessionExpired if self.text.startswith("session expired")
-                    else EngineCommandError)
-            raise kind(self.text, command, self.id)
-        return self.text
-
-
-def parse_response(lines: Sequence[str]) -> GtpResponse:
-    """One GTP response from its lines (without the blank line that ends it)."""
-    if not lines:
-        raise ValueError("a GTP response has at least one line")
-    head = lines[0]
-    m = _HEAD.match(head)
-    if m is None:
-        # Lenient, like every client before this one: a head without '='/'?' is a result.
-        return GtpResponse(True, "\n".join(lines).strip())
-    text = "\n".join([head[m.end():], *lines[1:]]).strip()
-    return GtpResponse(m.group(1) == "=", text, m.group(2))
+def response_result(response: GtpResponse, command: str) -> str:
+    """The text of a success; :class:`EngineCommandError` for a ``?`` reply."""
+    if not response.ok:
+        kind = (EngineSessionExpired if response.text.startswith("session expired")
+                else EngineCommandError)
+        raise kind(response.text, command, response.id)
+    return response.text
 
 
 def read_response(channel: "Channel", deadline: float) -> GtpResponse:
@@ -139,14 +123,8 @@ IDEMPOTENT_COMMANDS = frozenset({
 })
 
 
-def _split_id(text: str) -> tuple[str, str]:
-    """``"12 name"`` -> ``("12", "name")``; ``"name"`` -> ``("", "name")``."""
-    first, _, rest = text.strip().partition(" ")
-    return (first, rest.strip()) if first.isdigit() else ("", text.strip())
-
-
 def is_idempotent(text: str) -> bool:
-    words = _split_id(text)[1].split()
+    words = gtp.split_id(text)[1].split()
     return bool(words) and words[0] in IDEMPOTENT_COMMANDS
 
 
@@ -363,8 +341,7 @@ class ZmqChannel(Channel):
         DEALER with no pipe blocks a send forever, whatever timeout the command has: that is
         reported at once as a closed channel (a retry's reset makes a fresh socket)."""
         try:
-            self._socket().send_multipart([str(seq).encode(), line.encode("utf-8")],
-                                          flags=zmq.NOBLOCK)
+            self._socket().send_multipart(zframes.request_frames(seq, line), flags=zmq.NOBLOCK)
         except zmq.Again:
             raise EngineClosed(f"cannot send to {self.endpoint}: no connection to queue it on "
                                "(the server refused the handshake?) or a full queue") from None
@@ -382,10 +359,10 @@ class ZmqChannel(Channel):
         sock = self._socket()
         if not sock.poll(int(timeout * 1000)):
             raise EngineTimeout(f"no reply from {self.endpoint} within {timeout} s")
-        frames = sock.recv_multipart()
-        if len(frames) != 2:
-            raise EngineError(f"malformed reply frames: {frames!r}")
-        return int(frames[0]), frames[1].decode("utf-8")
+        try:
+            return zframes.parse_reply(sock.recv_multipart())
+        except ValueError as e:
+            raise EngineError(str(e)) from None
 
     def read_line(self, deadline: float) -> str:
         while True:
@@ -409,7 +386,7 @@ class InProcessChannel(_QueuedChannel):
     back line by line.  ``protocol`` is ``gtp``, ``nboard`` or ``auto`` (from the first line)."""
 
     def __init__(self, options: EngineOptions | None = None, protocol: str = "auto"):
-        from engine_server.protocol.controller import Controller
+        from engine_server.commands.controller import Controller
         from engine_server.session import EngineOptions, Output, Session
 
         super().__init__()
@@ -433,7 +410,7 @@ class InProcessChannel(_QueuedChannel):
             self._lines.put(None)
 
     def send(self, line: str) -> None:
-        from engine_server.protocol.controller import Request
+        from engine_server.commands.controller import Request
 
         if self._closed:
             raise EngineClosed(f"{self.name} has quit")
@@ -470,7 +447,7 @@ class EngineClient:
     def command(self, text: str, timeout: float | None = None, retries: int | None = None) -> str:
         """Send one GTP command and return its result text; :class:`EngineCommandError` on
         ``?``, :class:`EngineTimeout` / :class:`EngineClosed` when no answer comes."""
-        return self.response(text, timeout, retries).result(text)
+        return response_result(self.response(text, timeout, retries), text)
 
     def response(self, text: str, timeout: float | None = None,
                  retries: int | None = None) -> GtpResponse:
@@ -487,7 +464,7 @@ class EngineClient:
             else:
                 self._next_id += 1
                 expect = str(self._next_id)
-                self.channel.send(f"{expect} {_split_id(text)[1]}")
+                self.channel.send(f"{expect} {gtp.split_id(text)[1]}")
             while True:
                 r = read_response(self.channel, deadline)
                 if expect is None or r.id == expect:

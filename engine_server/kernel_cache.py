@@ -5,9 +5,10 @@ kernels call and inline kernels of other files (alpha-beta inlines the evaluatio
 the endgame solver and the rollouts) and read module constants at compile time, so an edit to a
 callee, or an upgrade of the package, would leave the callers' cached machine code running the
 old behaviour in every process that loads it.  Here the cache directory is named by a hash of
-every source file that kernels are made of (the ``game``, ``eval`` and ``search`` layers and the
-``training`` package) and of the numba, llvmlite and Python versions, so any change there starts
-from an empty directory and compiles what it uses; nothing else about numba's caching changes.
+every source file that kernels are made of (the ``game``, ``eval`` and ``search`` layers, the
+``training`` package and ``protocol/notation.py``, whose pass square the kernels read) and of
+the numba, llvmlite and Python versions, so any change there starts from an empty directory and
+compiles what it uses; nothing else about numba's caching changes.
 
 It must run before the first kernel is decorated, so ``engine_server/__init__.py`` calls
 :func:`configure` on import.  The base directory is ``$OTHELLO_NUMBA_CACHE``, else
@@ -28,16 +29,18 @@ from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 # The kernel layers: everything a kernel can call, inline or read at compile time.  Layers
-# above them (agents, session, protocol, front ends) hold no kernels and cannot be imported by
+# above them (agents, session, commands, front ends) hold no kernels and cannot be imported by
 # them (tests/test_layers.py), so editing them keeps the cache.
-KERNEL_SOURCES = (PACKAGE_ROOT / "game", PACKAGE_ROOT / "eval", PACKAGE_ROOT / "search",
-                  PACKAGE_ROOT.parent / "training")
+KERNEL_SOURCES = (PACKAGE_ROOT.parent / "protocol" / "notation.py", PACKAGE_ROOT / "game",
+                  PACKAGE_ROOT / "eval", PACKAGE_ROOT / "search", PACKAGE_ROOT.parent / "training")
 KEEP_DAYS = 14
 _configured: Path | None = None
 
 
 def source_files() -> list[Path]:
-    return sorted(p for d in KERNEL_SOURCES if d.is_dir() for p in d.rglob("*.py"))
+    files = [p for p in KERNEL_SOURCES if p.is_file()]
+    files += [p for d in KERNEL_SOURCES if d.is_dir() for p in d.rglob("*.py")]
+    return sorted(files)
 
 
 def _installed(module: str) -> str:

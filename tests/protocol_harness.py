@@ -6,8 +6,8 @@ import threading
 import time
 from typing import Any
 
-from engine_server.protocol.gtp import GtpHandler
-from engine_server.protocol.nboard import NBoardHandler
+from engine_server.commands.gtp import GtpHandler
+from engine_server.commands.nboard import NBoardHandler
 from engine_server.session import EngineOptions, Output, SearchJob, Session
 
 

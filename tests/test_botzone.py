@@ -16,7 +16,7 @@ import pytest
 
 from clients.botzone import main as bz
 from engine_server.game import PASS, Color, Game, Position
-from engine_server.game.notation import botzone_xy, square_from_botzone
+from protocol.notation import botzone_xy, square_from_botzone
 
 from .loadsafe import SLACK, WAIT
 

@@ -7,7 +7,7 @@ import queue
 import threading
 import time
 
-from engine_server.protocol.controller import Controller, Request, interrupts
+from engine_server.commands.controller import Controller, Request, interrupts
 from engine_server.session import EngineOptions, Output, Session
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ from clients.backend import InProcessBackend, moves_between
 from clients.cs303 import checker as ck
 from clients.cs303.ai import AI, default_cutoff
 from engine_server.game import PASS, Color, Position, Rules
-from engine_server.game import notation as nt
+from protocol import notation as nt
 
 from .loadsafe import SLACK
 from .solver_ref import move_scores
@@ -289,7 +289,7 @@ def test_checker_fails_broken_players(tmp_path, kind):
         import time
         import numpy as np
         from engine_server.game import Position, PASS
-        from engine_server.game import notation as nt
+        from protocol import notation as nt
 
 
         class AI(object):

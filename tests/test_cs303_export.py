@@ -30,8 +30,8 @@ from engine_server.eval.features import evaluate_raw, transpose
 from engine_server.eval.weights import default_weights
 from engine_server.game import PASS, Color, Position, Rules
 from engine_server.game import bitboard as bb
-from engine_server.game import notation as nt
 from engine_server.search.limits import Limits
+from protocol import notation as nt
 from tests.loadsafe import SLACK
 from tests.standalone_harness import numpy_only_env
 

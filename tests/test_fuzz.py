@@ -32,9 +32,9 @@ from benchmarks.fuzz import (
     still_answers,
 )
 from clients.remote import RemoteEngine
-from engine_server.protocol.common import clean_line
-from engine_server.protocol.gtp import GtpError, GtpHandler
-from engine_server.protocol.nboard import NBoardHandler
+from engine_server.commands.gtp import GtpError, GtpHandler
+from engine_server.commands.nboard import NBoardHandler
+from protocol.text import clean_line
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -23,7 +23,8 @@ from engine_server import __version__
 from engine_server.game import PASS, Game, parse_move
 
 REPO = Path(__file__).resolve().parent.parent
-SOURCES = ("pyproject.toml", "README.md", "engine_server", "clients", "benchmarks", "training")
+SOURCES = ("pyproject.toml", "README.md", "protocol", "engine_server", "clients", "benchmarks",
+           "training")
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:

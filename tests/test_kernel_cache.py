@@ -43,8 +43,9 @@ def edit_callee_then_probe(source: Path, tmp: Path) -> list[dict]:
     """Copy the package ``source`` to a scratch directory, run the probe, run it again (the
     cache is used), edit the callee, run it a third time."""
     root, cache = tmp / "pkg", tmp / "cache"
-    shutil.copytree(source, root / "engine_server",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    for name in ("engine_server", "protocol"):
+        shutil.copytree(source.parent / name, root / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
     first, second = _probe(root, cache), _probe(root, cache)
     bitboard = root / "engine_server" / "game" / "bitboard.py"
     text = bitboard.read_text()
@@ -71,11 +72,13 @@ def test_the_cache_directory_is_named_by_the_kernel_sources_only(tmp_path):
     assert Path(os.environ["NUMBA_CACHE_DIR"]).name == f"kernels-{K.source_hash()}"
     files = {p.relative_to(REPO).parts[:2] for p in K.source_files()}
     assert ("engine_server", "search") in files and ("training", "wthor.py") in files
+    # the kernels read the pass square of the notation at compile time
+    assert ("protocol", "notation.py") in files
     # the layers above the kernels hold none and are left out: editing them keeps the cache
-    assert not any(p[1] in ("protocol", "serve", "agents") for p in files)
+    assert not any(p[1] in ("commands", "serve", "agents") for p in files)
     for path in K.source_files():
         assert "njit" not in path.read_text() or path.parts[-2] in (
             "game", "eval", "search", "training", "az")
-    for layer in ("protocol", "serve", "agents"):
+    for layer in ("commands", "serve", "agents"):
         for path in (REPO / "engine_server" / layer).rglob("*.py"):
             assert "@njit" not in path.read_text(), f"{path}: kernels belong to the kernel layers"

@@ -16,17 +16,19 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # Lowest first.  A module belongs to the layer of its longest matching prefix.
 LAYERS: list[tuple[str, ...]] = [
-    ("engine_server.log", "engine_server.kernel_cache", "engine_server.game"),
+    # The wire formats sit beside the rules core; they import nothing of the project
+    # (test_the_wire_formats_import_nothing_of_the_engine_or_its_clients).
+    ("protocol", "engine_server.log", "engine_server.kernel_cache", "engine_server.game"),
     ("engine_server.eval",),
     ("engine_server.search",),
     ("engine_server.agents",),
     ("engine_server.session",),
-    ("engine_server.protocol",),
+    ("engine_server.commands",),
     ("engine_server.serve", "engine_server.cli", "engine_server.config",
      "engine_server.__main__"),
     ("clients", "training", "benchmarks"),
 ]
-PACKAGES = ("engine_server", "clients", "training", "benchmarks")
+PACKAGES = ("protocol", "engine_server", "clients", "training", "benchmarks")
 # The package root holds the version string and sets up the kernel cache: every layer may
 # import it.
 SHARED = ("engine_server",)
@@ -185,7 +187,7 @@ def test_every_module_is_in_a_layer():
 
 @pytest.mark.parametrize("source", [
     "from engine_server.session import Session\n",
-    "import engine_server.protocol.gtp\n",
+    "import engine_server.commands.gtp\n",
     "def f():\n    from ..agents import make_agent\n",
     "from engine_server import serve\n",
 ])
@@ -199,10 +201,52 @@ def test_a_lower_layer_importing_a_higher_one_is_reported(tmp_path, source):
 
 
 def test_importing_downward_or_sideways_is_allowed(tmp_path):
-    (tmp_path / "engine_server" / "protocol").mkdir(parents=True)
+    (tmp_path / "engine_server" / "commands").mkdir(parents=True)
     (tmp_path / "engine_server" / "__init__.py").write_text("")
-    (tmp_path / "engine_server" / "protocol" / "__init__.py").write_text("")
-    (tmp_path / "engine_server" / "protocol" / "ok.py").write_text(
+    (tmp_path / "engine_server" / "commands" / "__init__.py").write_text("")
+    (tmp_path / "engine_server" / "commands" / "ok.py").write_text(
         "from engine_server import __version__\nfrom engine_server.session import Session\n"
         "from . import common\nfrom ..game import ggf\n")
     assert violations(tmp_path, ("engine_server",)) == []
+
+
+# What a wire-format module may import: the standard library, numpy (the CS303 board is an
+# array) and the other formats.  No numba, no sockets, nothing of the engine or its clients.
+WIRE_FORMAT_IMPORTS = ("protocol", "numpy")
+
+
+def foreign_imports(root: pathlib.Path) -> list[str]:
+    import sys
+
+    out: list[str] = []
+    for path in sorted((root / "protocol").rglob("*.py")):
+        module = module_name(path, root)
+        for line, target in imported_modules(path.read_text(), module,
+                                             path.name == "__init__.py"):
+            top = target.split(".")[0]
+            if top == "__future__" or top in sys.stdlib_module_names:
+                continue
+            where = f"{path.relative_to(root)}:{line}:"
+            if top not in WIRE_FORMAT_IMPORTS and not (out and out[-1].startswith(where)):
+                out.append(f"{where} imports {target}")
+    return out
+
+
+def test_the_wire_formats_import_nothing_of_the_engine_or_its_clients():
+    assert foreign_imports(ROOT) == []
+
+
+@pytest.mark.parametrize("source", [
+    "from engine_server.game import Position\n",
+    "def f():\n    import numba\n",
+    "import zmq\n",
+    "from clients import engine_client\n",
+])
+def test_a_wire_format_importing_the_engine_or_a_library_is_reported(tmp_path, source):
+    (tmp_path / "protocol").mkdir()
+    (tmp_path / "protocol" / "__init__.py").write_text("")
+    (tmp_path / "protocol" / "ok.py").write_text(
+        "import re\nimport numpy as np\nfrom . import gtp\n")
+    (tmp_path / "protocol" / "bad.py").write_text(source)
+    found = foreign_imports(tmp_path)
+    assert len(found) == 1 and found[0].startswith("protocol/bad.py")

@@ -325,7 +325,7 @@ def test_nboard_clock_carries_a_per_move_limit_and_a_game_clock():
     assert nboard_clock(TimeControl(clock=60.0), items)[0] == "01:00"
     assert nboard_clock(TimeControl(), items) == ("0", items)
     # What our engine makes of it: exactly the per-move limit, less its lag buffer.
-    from engine_server.protocol.nboard import NBoardHandler
+    from engine_server.commands.nboard import NBoardHandler
     from engine_server.search.timeman import TimeManager
 
     rec = ggf.GgfRecord(start=Position.start(), moves=nboard_clock(TimeControl(move_time=2.0),

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine_server.game import PASS, Color, Game, Position, parse_move, square_name
-from engine_server.game import notation as nt
+from protocol import notation as nt
 
 # After f5 d6 c3: black discs on c3, d4?  Checked square by square below.
 ASYM = Game.from_moves(["f5", "d6", "c3"]).position

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine_server.protocol import detect_protocol, make_handler
-from engine_server.protocol.gtp import GtpHandler
-from engine_server.protocol.nboard import NBoardHandler
-from engine_server.protocol.registry import Call, CommandRegistry, Reply
+from engine_server.commands import detect_protocol, make_handler
+from engine_server.commands.gtp import GtpHandler
+from engine_server.commands.nboard import NBoardHandler
+from engine_server.commands.registry import Call, CommandRegistry, Reply
 
 from .protocol_harness import Harness
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from engine_server.game import PASS, Color, Game, IllegalMoveError, Position, Rules, parse_move
 from engine_server.game import bitboard as bb
-from engine_server.game.notation import board_from_string
+from protocol.notation import board_from_string
 
 from .ref_rules import ref_flips, ref_moves
 

@@ -31,8 +31,8 @@ if str(REPO) not in sys.path:   # run as a script for the screenshot
     sys.path.insert(0, str(REPO))
 
 from clients.engine_client import engine_command, engine_env  # noqa: E402
+from engine_server.commands.web import parse_move_list  # noqa: E402
 from engine_server.game import Position  # noqa: E402
-from engine_server.protocol.web import parse_move_list  # noqa: E402
 
 from .loadsafe import WAIT  # noqa: E402
 

@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:   # run as a script for the screenshots
     sys.path.insert(0, str(REPO))
 
+from engine_server.commands.web import parse_move_list  # noqa: E402
 from engine_server.game import PASS, Color, Game, Position, square_name  # noqa: E402
-from engine_server.protocol.web import parse_move_list  # noqa: E402
 
 from .test_web_browser import (  # noqa: E402
     WebServerProcess,

@@ -1,4 +1,4 @@
-"""The web page's protocol handler (engine_server/protocol/web.py), without sockets.
+"""The web page's protocol handler (engine_server/commands/web.py), without sockets.
 
 A harness plays the part of a tab's process (engine_server/serve/web.py): one controller
 thread that feeds the handler each message and runs what the handler posts, and one ordered
@@ -18,8 +18,8 @@ from typing import Any, Callable
 import pytest
 
 from engine_server.agents.policy import AgentPolicy, Catalog
+from engine_server.commands.web import WebHandler, parse_move_list
 from engine_server.game import PASS, Game, Position, ggf, square_name
-from engine_server.protocol.web import WebHandler, parse_move_list
 from engine_server.session import EngineOptions, Output, Session
 
 from .loadsafe import SLACK, WAIT

@@ -40,8 +40,8 @@ from engine_server import __version__  # noqa: E402
 from engine_server.agents import SINGLE_THREAD_AGENT, AgentSpecError  # noqa: E402
 from engine_server.config import resolve_agent  # noqa: E402
 from engine_server.game import PASS, Color, Game, IllegalMoveError, Position, Rules  # noqa: E402
-from engine_server.game.notation import NotationError, botzone_xy, square_from_botzone  # noqa: E402
 from engine_server.log import configure_logging, get_logger  # noqa: E402
+from protocol.notation import NotationError, botzone_xy, square_from_botzone  # noqa: E402
 
 KEEP_RUNNING = ">>>BOTZONE_REQUEST_KEEP_RUNNING<<<"
 DEFAULT_TIME_LIMIT = 1.0   # the Reversi page: 1 s per step

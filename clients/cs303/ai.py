@@ -23,8 +23,8 @@ from clients.backend import InProcessBackend
 from engine_server.agents import SINGLE_THREAD_AGENT
 from engine_server.game import PASS, Color, Position, Rules
 from engine_server.game import bitboard as bb
-from engine_server.game import notation as nt
 from engine_server.search import rollout as R
+from protocol import notation as nt
 
 COLOR_BLACK = -1
 COLOR_WHITE = 1

@@ -35,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 from engine_server.game import PASS, Color, Position, Rules
-from engine_server.game import notation as nt
+from protocol import notation as nt
 
 # The judge's emulation is shared with the referee's worker; GoOutcome and JudgeTimeout stay
 # importable from here for older callers.

@@ -45,6 +45,7 @@ from engine_server.game import PASS, Color, Game, NotationError, Position, Rules
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits
 from engine_server.search.timeman import ABSOLUTE, FISCHER, Clock, TimeManager
+from protocol import nboard as nb
 
 log = get_logger("match.players")
 
@@ -501,10 +502,9 @@ class NBoardPlayer(Player):
                 raise _player_error(e, f"no {what} within {timeout:.3g} s",
                                     f"engine exited (code {self._code()}) "
                                     f"while waiting for {what}") from None
-            if line.startswith("set myname "):
-                name = line[len("set myname "):].split()
-                if name:
-                    self.engine_name = name[0]
+            name = nb.parse_myname(line)
+            if name:
+                self.engine_name = name
             if pred(line):
                 return line
 
@@ -527,30 +527,28 @@ class NBoardPlayer(Player):
             # A dry-run search from the start position, for the reason given in _GtpBase.
             ti, _ = nboard_clock(self.tc, [])
             start = ggf.GgfRecord(start=Position.start(), tags={"TI": ti})
-            self._send(f"set game {start.to_text()}")
+            self._send(nb.set_game_line(start.to_text()))
             self._sync(SETUP_TIMEOUT)
             self._send("go")
-            self._read_until(lambda l: l.startswith("=== "), SETUP_TIMEOUT, "=== move")
+            self._read_until(nb.is_move_line, SETUP_TIMEOUT, "=== move")
 
     def genmove(self, turn: Turn) -> Reply:
         ti, items = nboard_clock(self.tc, turn.items)
         rec = ggf.GgfRecord(start=turn.game.start, moves=items,
                             tags={"PB": "black", "PW": "white", "TI": ti})
-        self._send(f"set game {rec.to_text()}")
+        self._send(nb.set_game_line(rec.to_text()))
         self._sync(COMMAND_TIMEOUT)
         self._send("go")
         try:
-            line = self._read_until(lambda l: l.startswith("=== "), turn.wait or 1e9,
-                                    "=== move")
+            line = self._read_until(nb.is_move_line, turn.wait or 1e9, "=== move")
         except PlayerTimeout as e:
             raise PlayerTimeout(
                 f"{e} (the engine was sent TI[{ti}]; an NBoard engine learns the time control "
                 "only from the GGF clock: one that ignores it needs a depth it finishes in time, "
                 "--nboard-depth N, or a limit of its own, e.g. this engine's --move-time)"
             ) from None
-        body = "/".join(line[4:].split())
         try:
-            item = ggf.parse_move_item(body)
+            item = nb.parse_move_line(line)
         except ggf.GgfError as e:
             raise PlayerProtocolError(f"bad move line {line!r}: {e}") from None
         return Reply(item.move, item.eval)

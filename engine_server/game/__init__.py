@@ -1,7 +1,8 @@
 """Rules core: bitboard kernels (numba), notation, and the Position/Game API."""
 
+from protocol.notation import NotationError, parse_move, square_name
+
 from .bitboard import PASS, REVERSED, STANDARD
-from .notation import NotationError, parse_move, square_name
 from .position import Color, Game, GameResult, IllegalMoveError, Position, Rules, parse_color
 
 __all__ = [

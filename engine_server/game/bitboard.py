@@ -25,6 +25,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
+from protocol.notation import PASS  # the move index of a pass (64), shared with the notation
+
 U = np.uint64
 
 STANDARD = 0
@@ -51,7 +53,6 @@ S27 = U(27)
 S32 = U(32)
 XS_MULT = U(0x2545F4914F6CDD1D)
 
-PASS = 64  # the move index of a pass
 
 
 if TYPE_CHECKING:

@@ -12,8 +12,9 @@ from typing import Iterable
 
 import numpy as np
 
+from protocol import notation as nt
+
 from . import bitboard as bb
-from . import notation as nt
 from .bitboard import PASS
 
 

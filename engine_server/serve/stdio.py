@@ -18,8 +18,8 @@ import time
 from types import FrameType
 from typing import IO, Iterator
 
+from engine_server.commands.controller import Controller, Request
 from engine_server.log import get_logger
-from engine_server.protocol.controller import Controller, Request
 from engine_server.session import EngineOptions, Output, Session
 
 log = get_logger("stdio")

@@ -3,7 +3,7 @@
 Starlette routes, uvicorn serves.  Each game gets its own process, forked by a fork server,
 holding its own ``Session`` (game, agent, tree), built with the configuration's presets and the
 ``[remote]`` policy, and a controller thread that feeds the I/O-free ``WebHandler``
-(engine_server/protocol/web.py).  The event loop only moves frames between WebSockets and the
+(engine_server/commands/web.py).  The event loop only moves frames between WebSockets and the
 games' socket pairs, so no tab's search can delay another tab's messages beyond what the CPU
 itself costs.
 
@@ -46,8 +46,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from engine_server.agents.policy import AgentPolicy
+from engine_server.commands.web import DEFAULT_MAX_MESSAGE_BYTES, WebHandler
 from engine_server.log import get_logger
-from engine_server.protocol.web import DEFAULT_MAX_MESSAGE_BYTES, WebHandler
 from engine_server.session import EngineOptions, Output, SearchJob, Session
 
 if TYPE_CHECKING:

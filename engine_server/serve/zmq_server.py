@@ -69,11 +69,14 @@ if TYPE_CHECKING:
     from zmq.auth.thread import ThreadAuthenticator
 
 from engine_server.agents.policy import AgentPolicy
+from engine_server.commands import detect_protocol
+from engine_server.commands.controller import Controller, Request
 from engine_server.game import Position
 from engine_server.log import get_logger
-from engine_server.protocol import detect_protocol
-from engine_server.protocol.controller import Controller, Request
 from engine_server.session import EngineOptions, Output, Session
+from protocol import gtp
+from protocol import nboard as nb
+from protocol import zmq as zframes
 
 log = get_logger("zmq")
 
@@ -420,11 +423,10 @@ class ZmqServer:
     def _answer(self, identity: bytes, seq: int | None, protocol: str, message: str) -> None:
         """An error sent by the server itself (no session thread): GTP ``? message`` and the
         blank line, NBoard ``status message``."""
-        if protocol == "nboard":
-            self._send(identity, seq, f"status {message}")
-        else:
-            self._send(identity, seq, f"? {message}")
-            self._send(identity, seq, "")
+        lines = ([nb.status_line(message)] if protocol == "nboard"
+                 else gtp.response_lines("", False, message))
+        for line in lines:
+            self._send(identity, seq, line)
 
     def _handle_frames(self, frames: list[bytes], fd: int | None = None,
                        user: bytes | None = None, give_up: float | None = None) -> None:
@@ -435,22 +437,10 @@ class ZmqServer:
             # Behind its own first request, which waits for a slot.
             self._waiting.append((received + FULL_WAIT_S, frames, fd, user))
             return
-        payload = frames[1:]
-        if payload and payload[0] == b"":
-            payload = payload[1:]  # a REQ client's delimiter
-        bare = len(payload) == 1
-        seq: int | None = 0
-        line_b: bytes | None = None
-        if bare:
-            line_b = payload[0]
-        elif len(payload) == 2:
-            seq_b, line_b = payload
-            seq = int(seq_b) if seq_b.isdigit() and len(seq_b) <= 18 else None
-        else:
-            seq = None
+        # The size is the line's (the request number does not count), or all of a malformed
+        # list's.
+        bare, seq, line_b, size = zframes.parse_request(frames[1:])
         reply_seq = None if bare else (seq or 0)
-        # The line's size (the request number does not count), or all of a malformed list's.
-        size = len(line_b) if line_b is not None else sum(len(p) for p in payload)
         text: str | None = None
         if line_b is not None and size <= self.config.max_message_bytes:
             try:
@@ -519,8 +509,7 @@ class ZmqServer:
     def _send(self, identity: bytes, seq: int | None, line: str) -> None:
         """One output line to a client: ``[seq, line]``, or ``[line]`` when ``seq`` is None (the
         request came as a bare frame)."""
-        frames = [identity, line.encode("utf-8")] if seq is None else \
-            [identity, str(seq).encode(), line.encode("utf-8")]
+        frames = [identity, *zframes.reply_frames(seq, line)]
         try:
             self.socket.send_multipart(frames, flags=zmq.NOBLOCK)
         except zmq.Again:

@@ -17,8 +17,11 @@ from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
 from engine_server.search.timeman import ABSOLUTE, FISCHER, Clock, TimeManager
 from engine_server.session import SearchJob, Session
+from protocol import nboard as nb
+from protocol.notation import move_text
+from protocol.text import clean_line
 
-from .common import clean_line, depth_limits, depth_token, move_text
+from .common import depth_limits, depth_token
 from .registry import CommandRegistry
 
 log = get_logger("nboard")
@@ -71,7 +74,7 @@ class NBoardHandler:
         return word != "quit"
 
     def _status(self, text: str = "") -> None:
-        self.out.write(f"status {text}".rstrip())
+        self.out.write(nb.status_line(text))
 
     # --- commands ---------------------------------------------------------------------------
     @commands("quit")
@@ -87,7 +90,7 @@ class NBoardHandler:
     def _cmd_ping(self, rest: str, received: float) -> None:
         self.session.stop()
         n = rest.split()[0] if rest.split() else "0"
-        self.out.write(f"pong {n}")
+        self.out.write(nb.pong_line(n))
 
     @commands("set")
     def _cmd_set(self, rest: str, received: float) -> None:
@@ -103,7 +106,7 @@ class NBoardHandler:
             if self.depth != asked:
                 self._status(f"depth {asked} is outside 1..60; using {self.depth}")
             self._apply_level()
-            self.out.write(f"set myname {self.session.options.name}")
+            self.out.write(nb.myname_line(self.session.options.name))
         elif var == "game":
             self._set_game(value)
         elif var == "contempt":
@@ -182,8 +185,8 @@ class NBoardHandler:
         def done(job: SearchJob) -> None:
             if job.result is not None:
                 self.out.write_for(job, *self._search_lines(job.result, n),
-                                   f"nodestats {job.result.nodes} {job.result.elapsed:.2f}",
-                                   "status")
+                                   nb.nodestats_line(job.result.nodes, job.result.elapsed),
+                                   nb.status_line())
 
         self.session.start("hint", limits, on_done=done, on_progress=report,
                            progress_interval=self.hint_interval)
@@ -193,8 +196,7 @@ class NBoardHandler:
         search's lines (NBoard shows both; Edax and NTest send book lines the same way)."""
         lines = []
         for m in self.session.agent.book_moves(pos)[:n]:
-            pv = "-".join(move_text(x) for x in (m.line or (m.move,)))
-            lines.append(f"book {pv} {m.value:.2f} {m.games} {m.leaf_depth}")
+            lines.append(nb.book_line(m.line or (m.move,), m.value, m.games, m.leaf_depth))
         return lines
 
     def _search_lines(self, result: SearchResult, n: int) -> list[str]:
@@ -216,8 +218,7 @@ class NBoardHandler:
             moves.sort(key=lambda m: (m.move != best, -m.visits, -m.eval))
         lines = []
         for m in moves[:n]:
-            pv = "-".join(move_text(x) for x in result.pv_for(m.move))
-            lines.append(f"search {pv} {m.eval:.2f} 0 {token}")
+            lines.append(nb.search_line(result.pv_for(m.move), m.eval, token))
         return lines
 
     @commands("go")
@@ -236,12 +237,12 @@ class NBoardHandler:
         def done(job: SearchJob) -> None:
             r = job.result
             if r is None or r.best_move is None:
-                self.out.write_for(job, f"status search failed: {job.error}")
+                self.out.write_for(job, nb.status_line(f"search failed: {job.error}"))
                 return
             elapsed = time.monotonic() - received
             wrote = self.out.write_for(
-                job, f"nodestats {r.nodes} {r.elapsed:.2f}",
-                f"=== {move_text(r.best_move)}/{r.eval:.2f}/{elapsed:.3f}", "status")
+                job, nb.nodestats_line(r.nodes, r.elapsed),
+                nb.move_line(r.best_move, r.eval, elapsed), nb.status_line())
             if wrote:
                 log.info("move", move=move_text(r.best_move), **r.summary())
 
@@ -275,7 +276,7 @@ class NBoardHandler:
 
         def run(job: SearchJob) -> None:
             analyze_game(positions, agent, RootSolver(), job.stop,
-                         lambda k, ev: out.write_for(job, f"analysis {k} {ev:.2f}"))
+                         lambda k, ev: out.write_for(job, nb.analysis_line(k, ev)))
 
         self.session.run_task("analyze", run)
 

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .bitboard import PASS
+PASS = 64  # the move index of a pass (the bitboard kernels use the same constant)
 
 BLACK = 0
 WHITE = 1
@@ -42,6 +42,14 @@ def square_name(sq: int) -> str:
     if not 0 <= sq < 64:
         raise NotationError(f"square index out of range 0..64: {sq}")
     return COLUMNS[sq % 8] + str(sq // 8 + 1)
+
+
+def move_text(move: int, upper: bool = True) -> str:
+    """``F5``/``PA`` (NBoard, GGF), or ``f5``/``pass`` (GTP) with ``upper=False``."""
+    if move == PASS:
+        return "PA" if upper else "pass"
+    s = square_name(move)
+    return s.upper() if upper else s
 
 
 def parse_move(text: str) -> int:

@@ -16,9 +16,11 @@ from typing import Any, Callable
 
 from engine_server.log import get_logger
 from engine_server.session import Session
+from protocol import gtp
+from protocol import nboard as nb
+from protocol.text import clean_line
 
 from . import LineHandler, detect_protocol, make_handler
-from .common import clean_line
 
 log = get_logger("controller")
 
@@ -65,9 +67,9 @@ class Controller:
         a response, NBoard ``status message`` (the form its handler uses for bad input).  A
         session whose protocol is not known yet gets the GTP form."""
         if self.protocol == "nboard":
-            self.session.output.write(f"status {message}")
+            self.session.output.write(nb.status_line(message))
         else:
-            self.session.output.write(f"? {message}", "")
+            self.session.output.write(*gtp.response_lines("", False, message))
 
     def handle(self, text: str, received: float) -> bool:
         """Handle one line; False means the session ends (``quit``)."""

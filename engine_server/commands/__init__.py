@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from engine_server.session import Session
-
-from .common import clean_line
+from protocol.text import clean_line
 
 NBOARD_FIRST_WORDS = ("nboard", "ping", "set")
 PROTOCOLS = ("gtp", "nboard")

@@ -21,7 +21,6 @@ from engine_server.game import (
     Position,
     parse_move,
 )
-from engine_server.game.notation import finite_float
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
 from engine_server.search.timeman import (
@@ -34,8 +33,10 @@ from engine_server.search.timeman import (
     TimeManager,
 )
 from engine_server.session import SCORE_SECONDS, SearchJob, Session
+from protocol import gtp
+from protocol.notation import finite_float, move_text
 
-from .common import clean_line, lcb, move_text
+from .common import lcb
 from .registry import Call, CommandRegistry, Reply
 
 log = get_logger("gtp")
@@ -96,23 +97,20 @@ class GtpHandler:
             self.session.stop()
             self._analysis = None
             self.out.write("")
-        line = clean_line(raw, cut_comments=True)
-        if not line:
+        try:
+            parsed = gtp.parse_command(raw)
+        except gtp.GtpSyntaxError as e:
+            self._respond(e.id, False, str(e))
             return True
-        parts = line.split()
-        cid = ""
-        if parts[0].isdigit():
-            cid = parts.pop(0)
-            if not parts:
-                self._respond(cid, False, "missing command")
-                return True
-        name = parts[0]
+        if parsed is None:
+            return True
+        cid, name, args = parsed
         command = self.commands.get(name)
         if command is None:
             self._respond(cid, False, "unknown command")
             return True
         try:
-            reply = command.func(self, Call(parts[1:], cid, received))
+            reply = command.func(self, Call(args, cid, received))
         except (GtpError, AgentSpecError) as e:
             reply = Reply(str(e), ok=False)
         except Exception as e:  # a bug must still get an answer, or the controller waits
@@ -127,9 +125,7 @@ class GtpHandler:
         return not reply.quit
 
     def _respond(self, cid: str, ok: bool, text: str) -> None:
-        lines = text.split("\n") if text else [""]
-        head = ("=" if ok else "?") + cid
-        self.out.write(f"{head} {lines[0]}", *lines[1:], "")
+        self.out.write(*gtp.response_lines(cid, ok, text))
 
     # --- administrative ---------------------------------------------------------------------
     @commands("protocol_version")
@@ -474,7 +470,7 @@ class GtpHandler:
                 self.inserted.discard(len(self.session.game.moves))
         text = move_text(r.best_move, upper=False)
         if analyze:
-            self.out.write(f"play {text}", "")
+            self.out.write(gtp.play_line(text), "")
             if play:
                 self.session.ponder([])
             return Reply(streamed=True)
@@ -506,11 +502,11 @@ class GtpHandler:
 
     def _stream_pass(self, cid: str) -> Reply:
         self._respond_stream_header(cid)
-        self.out.write("play pass", "")
+        self.out.write(gtp.play_line("pass"), "")
         return Reply(streamed=True)
 
     def _respond_stream_header(self, cid: str) -> None:
-        self.out.write("=" + cid)
+        self.out.write(gtp.stream_head(cid))
 
     @staticmethod
     def _interval(tokens: list[str]) -> float:
@@ -590,28 +586,21 @@ class GtpHandler:
         else:
             ranked = sorted(shown, key=lambda m: (m.move != r.best_move, -m.visits, -m.eval))
         for order, m in enumerate(ranked):
-            pv_text = " ".join(move_text(x) if x != PASS else "pass" for x in r.pv_for(m.move))
+            pv = [gtp.analysis_move(move_text(x)) for x in r.pv_for(m.move)]
             wr = m.solved_win_rate
             low = wr if m.proven is not None else lcb(wr, m.visits)
-            mv = move_text(m.move) if m.move != PASS else "pass"
+            mv = gtp.analysis_move(move_text(m.move))
             # a key-value pair analysis readers skip when they do not know it: the move is in
             # the opening book, reached by that many games
-            book = f"book {m.book_games} " if m.book_games is not None else ""
+            extra = f"book {m.book_games} " if m.book_games is not None else ""
             if r.search_nodes > 0 and r.iterations > 0:
                 # a depth-first search: its depth and Multi-ProbCut confidence (100: none)
-                book = f"depth {r.iterations} selectivity {r.selectivity} " + book
+                extra = f"depth {r.iterations} selectivity {r.selectivity} " + extra
             if kind == "lz":
-                parts.append(
-                    f"info move {mv} visits {m.visits} winrate {int(round(wr * 10000))} "
-                    f"prior {int(round((m.prior or 0) * 10000))} "
-                    f"lcb {int(round(low * 10000))} {book}order {order} pv {pv_text}")
+                parts.append(gtp.info_lz(mv, m.visits, wr, m.prior or 0, low, extra, order, pv))
             else:
-                score = m.eval
-                parts.append(
-                    f"info move {mv} visits {m.visits} utility {2 * wr - 1:.6f} "
-                    f"winrate {wr:.6f} scoreMean {score:.4f} scoreLead {score:.4f} "
-                    f"scoreSelfplay {score:.4f} prior {m.prior or 0:.6f} lcb {low:.6f} "
-                    f"utilityLcb {2 * low - 1:.6f} {book}order {order} pv {pv_text}")
+                parts.append(gtp.info_kata(mv, m.visits, wr, m.eval, m.prior or 0, low, extra,
+                                           order, pv))
         return " ".join(parts)
 
 
