@@ -12,7 +12,7 @@ import pytest
 
 from engine_server.game import PASS, Color, Game, Position, ggf, parse_move
 from protocol import ggf as ggf_text
-from protocol import gtp, nboard, notation, zmq
+from protocol import gtp, nboard, notation, web, zmq
 
 from .protocol_harness import Harness
 
@@ -216,3 +216,51 @@ def test_move_text_reads_back_in_both_cases():
         assert parse_move(notation.move_text(sq)) == sq
         assert parse_move(notation.move_text(sq, upper=False)) == sq
     assert Color.BLACK == notation.BLACK and PASS == notation.PASS
+
+
+# --- the web page's messages ---------------------------------------------------------------------
+
+def test_every_message_of_a_web_game_reads_back_and_has_a_known_type():
+    from .test_web_protocol import WebHarness
+
+    h = WebHarness(agent="ab:depth=2,book=off")
+    try:
+        h.send_raw(web.encode({"type": "new", "black": "human", "white": "ab:depth=2,book=off",
+                               "id": 1}))
+        h.send_raw(web.encode({"type": "move", "square": "f5", "id": "two"}))
+        h.wait_for(lambda m: m["type"] == "move" and m.get("color") == "white")
+        h.settled()
+        h.send_raw(web.encode({"type": "export"}))
+        h.send_raw(web.encode({"type": "frobnicate", "id": 3}))
+        with h._lock:
+            messages = list(h.messages)
+        assert {m["type"] for m in messages} >= {"welcome", "state", "move", "record", "error"}
+        for m in messages:
+            assert m["type"] in web.REPLY_TYPES
+            assert web.decode(web.encode(m), 1 << 20) == m
+        state = next(m for m in reversed(messages) if m["type"] == "state")
+        pos = Game.from_moves([parse_move(x) for x in state["moves"]]).position
+        assert state["board"] == web.board_text(pos.black, pos.white)
+        record = next(m for m in messages if m["type"] == "record")
+        assert [m.move for m in ggf.parse(record["ggf"]).moves if m.move != PASS] == [
+            parse_move(x) for x in web.move_tokens(record["moves"])]
+        unknown = next(m for m in messages if m.get("id") == 3)
+        assert unknown["type"] == "error" and "frobnicate" in unknown["message"]
+    finally:
+        h.close()
+
+
+@pytest.mark.parametrize("raw, says", [
+    (b"\xff\xfe", "not UTF-8"), ("{", "malformed JSON"), ("[" * 100000, "nested too deeply"),
+    ("x" * 65, "over this server's limit"),
+])
+def test_a_message_that_cannot_be_read_says_why(raw, says):
+    with pytest.raises(web.MessageError, match=says):
+        web.decode(raw, 64 if says.startswith("over") else 1 << 20)
+
+
+def test_move_lists_cut_into_moves_in_any_of_their_forms():
+    assert web.move_tokens("F5d6, c3-PASS pa  e6") == ["f5", "d6", "c3", "pass", "pa", "e6"]
+    assert web.move_tokens("f5 z9") == ["f5", "z", "9"]
+    assert [web.message_id({"id": x}) for x in (1, "a", True, None, 1.5)] == [
+        1, "a", None, None, None]

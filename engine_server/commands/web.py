@@ -17,9 +17,6 @@ the server refuses) gets an ``error`` reply and changes nothing.
 
 from __future__ import annotations
 
-import json
-import math
-import re
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
@@ -40,6 +37,7 @@ from engine_server.game import (
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
 from engine_server.session import SearchJob, Session
+from protocol import web
 
 from .registry import CommandRegistry
 
@@ -53,13 +51,13 @@ HUMAN = "human"
 ANALYSIS_TIME = 0.25        # seconds per position of a whole-game analysis when not given
 ANALYSIS_AGENT = "best"     # the analyst, when the policy admits it (else the page's agent)
 
-Message = dict[str, Any]
+Message = web.Message
 Post = Callable[[Callable[[], None]], None]
 WebCommand = Callable[["WebHandler", "Request"], list[Message]]
 
 
-class WebError(Exception):
-    """A request that cannot be done: answered with an ``error`` message, nothing changed."""
+# A request that cannot be done: answered with an ``error`` message, nothing changed.
+WebError = web.MessageError
 
 
 @dataclass(frozen=True)
@@ -71,22 +69,14 @@ class Request:
     received: float
 
     def text(self, key: str, default: str | None = None) -> str | None:
-        v = self.msg.get(key, default)
-        if v is not None and not isinstance(v, str):
-            raise WebError(f"{key!r} must be a string")
-        return v
+        return web.text_field(self.msg, key, default)
 
     def number(self, key: str) -> float | None:
-        v = self.msg.get(key)
-        if v is None:
-            return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise WebError(f"{key!r} must be a number")
-        return float(v)
+        return web.number_field(self.msg, key)
 
 
 def _color_name(c: Color) -> str:
-    return "black" if c == Color.BLACK else "white"
+    return web.color_name(c)
 
 
 def _black_view(value: float, mover: Color) -> float:
@@ -94,16 +84,10 @@ def _black_view(value: float, mover: Color) -> float:
 
 
 def _board_text(pos: Position) -> str:
-    return "".join("b" if pos.black >> i & 1 else "w" if pos.white >> i & 1 else "."
-                   for i in range(64))
+    return web.board_text(pos.black, pos.white)
 
 
-def _json_safe(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, (tuple, list)):
-        return [_json_safe(x) for x in v]
-    return v
+_json_safe = web.json_safe
 
 
 def parse_move_list(text: str, start: Position) -> Game:
@@ -111,10 +95,8 @@ def parse_move_list(text: str, start: Position) -> Game:
     ``pa``/``pass`` for passes) played from ``start``; the passes a list leaves out are
     inserted where the side to move has none.  NotationError/IllegalMoveError say where it
     fails."""
-    tokens = re.findall(r"pass|pa|[a-h][1-8]|\S", text.lower().replace(",", " ")
-                        .replace("-", " "))
     game = Game(start)
-    for i, tok in enumerate(tokens, 1):
+    for i, tok in enumerate(web.move_tokens(text), 1):
         move = parse_move(tok)  # NotationError for anything else
         if move != PASS and game.position.must_pass():
             game.play(PASS)
@@ -197,20 +179,11 @@ class WebHandler:
 
     # --- framing ----------------------------------------------------------------------------
     def handle_text(self, raw: str | bytes, received: float | None = None) -> list[Message]:
-        """One WebSocket message as it arrived: size, UTF-8 and JSON are checked here."""
-        size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "replace"))
-        if size > self.max_message_bytes:
-            return [self._error(f"message of {size} bytes is over this server's limit of "
-                                f"{self.max_message_bytes} bytes")]
+        """One WebSocket message as it arrived (size, UTF-8 and JSON checked by protocol.web)."""
         try:
-            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            msg = json.loads(text)
-        except UnicodeDecodeError:
-            return [self._error("malformed message: not UTF-8 text")]
-        except ValueError as e:
-            return [self._error(f"malformed JSON: {e}")]
-        except RecursionError:
-            return [self._error("malformed JSON: nested too deeply")]
+            msg = web.decode(raw, self.max_message_bytes)
+        except web.MessageError as e:
+            return [self._error(str(e))]
         return self.handle_message(msg, received)
 
     def handle_message(self, msg: Any, received: float | None = None) -> list[Message]:
@@ -219,9 +192,7 @@ class WebHandler:
         received = time.monotonic() if received is None else received
         if not isinstance(msg, dict):
             return [self._error('a message is a JSON object such as {"type": "state"}')]
-        rid = msg.get("id")
-        if isinstance(rid, bool) or not isinstance(rid, (int, str)):
-            rid = None   # only numbers and strings are echoed
+        rid = web.message_id(msg)
         kind = msg.get("type")
         command = self.commands.get(kind) if isinstance(kind, str) else None
         if command is None:
@@ -241,15 +212,10 @@ class WebHandler:
 
     @staticmethod
     def _error(message: str, rid: Any = None, request: str | None = None) -> Message:
-        m: Message = {"type": "error", "message": message}
-        if request is not None:
-            m["request"] = request
-        if rid is not None:
-            m["id"] = rid
-        return m
+        return web.error(message, rid, request)
 
     def _write(self, msg: Message, job: SearchJob | None = None) -> bool:
-        line = json.dumps(msg, separators=(",", ":"))
+        line = web.encode(msg)
         if job is None:
             self.out.write(line)
             return True

@@ -49,6 +49,7 @@ from engine_server.agents.policy import AgentPolicy
 from engine_server.commands.web import DEFAULT_MAX_MESSAGE_BYTES, WebHandler
 from engine_server.log import get_logger
 from engine_server.session import EngineOptions, Output, SearchJob, Session
+from protocol import web
 
 if TYPE_CHECKING:
     from engine_server.config import Config
@@ -231,8 +232,8 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
                 kind = KIND.unpack_from(frame)[0]
                 received = STAMP.unpack_from(frame, KIND.size)[0]
                 if kind == MESSAGE and inbox.qsize() >= MAX_QUEUED:
-                    send(json.dumps({"type": "error", "message": f"more than {MAX_QUEUED} "
-                                     "messages wait for this game; slow down"}))
+                    send(web.encode(web.error(f"more than {MAX_QUEUED} messages wait for this "
+                                              "game; slow down")))
                     continue
                 inbox.put((kind, frame[KIND.size + STAMP.size:], received))
         except OSError:
@@ -260,7 +261,7 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
                 else:
                     replies = handler.handle_text(raw, received)
                 for msg in replies:
-                    send(json.dumps(msg, separators=(",", ":")))
+                    send(web.encode(msg))
             except Exception:
                 log.exception("web_controller_error")
     finally:
@@ -351,7 +352,7 @@ class WebServer:
     @staticmethod
     async def _send(ws: WebSocket, msg: dict[str, Any]) -> None:
         try:
-            await ws.send_text(json.dumps(msg, separators=(",", ":")))
+            await ws.send_text(web.encode(msg))
         except Exception:
             pass   # that page has gone already
 
@@ -376,10 +377,9 @@ class WebServer:
         resumed = tab is not None
         if tab is None:
             if not await self._slot():
-                await self._send(ws, {
-                    "type": "error", "fatal": True,
-                    "message": f"server full: {self.config.max_sessions} games at once; try "
-                               "again later"})
+                await self._send(ws, web.error(
+                    f"server full: {self.config.max_sessions} games at once; try again later",
+                    fatal=True))
                 await ws.close(code=1013, reason="server full")
                 return
             tab = await self._spawn()
@@ -387,8 +387,7 @@ class WebServer:
             # The game is opened again (a reload seen before the old socket's close, or a
             # duplicated tab): the newest page has it.
             old, tab.ws = tab.ws, None
-            await self._send(old, {"type": "error", "fatal": True,
-                                   "message": "this game was opened in another tab"})
+            await self._send(old, web.error("this game was opened in another tab", fatal=True))
             try:
                 await old.close(code=CLOSE_TAKEN_OVER, reason="opened in another tab")
             except Exception:
@@ -398,7 +397,7 @@ class WebServer:
         tab.last_seen = time.monotonic()
         await self._send(ws, {"type": "session", "session": tab.token, "resumed": resumed})
         if notice is not None:
-            await self._send(ws, {"type": "error", "expired": True, "message": notice})
+            await self._send(ws, web.error(notice, expired=True))
         log.info("web_page_attach", sessions=self.tabs, pid=tab.proc.pid, resumed=resumed)
         try:
             tab.writer.write(_frame_in(ATTACH))
@@ -467,8 +466,8 @@ class WebServer:
                 self.expired.popitem(last=False)
         ws, tab.ws = tab.ws, None
         if ws is not None:
-            await self._send(ws, {"type": "error", "fatal": True, "expired": True,
-                                  "message": tell or f"this game was closed: {reason}"})
+            await self._send(ws, web.error(tell or f"this game was closed: {reason}",
+                                           fatal=True, expired=True))
             try:
                 await ws.close(code=CLOSE_EXPIRED, reason=reason[:100])
             except Exception:
