@@ -1,0 +1,91 @@
+"""``othello-match reproduce EXPERIMENT``: the experiments by name, and the command that plays
+one and writes its report and plots."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from engine_server.log import configure_logging
+
+from ..config import MatchError
+from ..tournament import run_matches
+from .plots import write_plots
+from .seed000 import seed000_configs, seed000_report
+from .seed001 import SEED001_GAMES, seed001_configs, seed001_report
+from .seed002 import SEED002_GAMES, seed002_configs, seed002_report
+from .seed004 import SEED004_GAMES, seed004_configs, seed004_report
+
+EXPERIMENTS = {
+    "seed000": ("Seed 000, Table 1: Shallow Search, Min-Max Search and MCTS with UCB1",
+                seed000_configs, seed000_report, 40),
+    "seed001": ("Seed 001 (reversed rules): rollout policies and the exploration constant",
+                seed001_configs, seed001_report, SEED001_GAMES),
+    "seed002": ("Seed 002, Table 1: MCTS-OCBA against MCTS-UCT", seed002_configs,
+                seed002_report, SEED002_GAMES),
+    "seed004": ("Seed 004, Fig. 1 and Table 1: MCTS against (pseudo-)random play",
+                seed004_configs, seed004_report, SEED004_GAMES),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="othello-match reproduce",
+                                description="Run a seed paper's competition and compare.")
+    p.add_argument("experiment", choices=list(EXPERIMENTS))
+    p.add_argument("--games", type=int, default=None,
+                   help="games per colour per pairing (seed000: 40, seed001: 50, seed002: 250) "
+                        "or per point of Fig. 1 and per referee cell of Table 1 (seed004: 400; "
+                        "its Table 1 itself is 10,000 games per cell in the kernel)")
+    p.add_argument("--concurrency", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--out", help="output directory (default othello-reproduce-EXPERIMENT)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--max-games", type=int, help="play at most this many games now")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--log-level", default="warning",
+                   choices=["debug", "info", "warning", "error"])
+    args = p.parse_args(argv)
+    configure_logging(args.log_level)
+    title, make, report, default_games = EXPERIMENTS[args.experiment]
+    games = args.games or default_games
+    out = Path(args.out or f"othello-reproduce-{args.experiment}")
+    configs = make(out, games, args.seed)
+    try:
+        results = run_matches(configs, concurrency=args.concurrency, max_games=args.max_games,
+                              progress=not args.no_progress, plots=False)
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrupted; run the same command again to resume\n")
+        return 130
+    except MatchError as e:
+        sys.stderr.write(f"othello-match: {e}\n")
+        return 2
+    played = sum(r["games_played"] for r in results)
+    scheduled = sum(r["games_scheduled"] for r in results)
+    game_seconds = sum(r["game_seconds"] for r in results)
+    first = min((r["first_start"] for r in results if r["first_start"]), default=None)
+    last = max((r["last_end"] for r in results if r["last_end"]), default=None)
+    span = (last - first) if first is not None else 0.0
+    body, data = report(results, games, args.seed)
+    command = "othello-match reproduce " + " ".join(
+        shlex.quote(a) for a in (argv if argv is not None else sys.argv[2:]))
+    lines = [f"# {title}", "", f"Command: `{command}`", "",
+             f"{played} of {scheduled} games, {game_seconds:.0f} s of game time in "
+             f"{span:.0f} s of wall time with {args.concurrency} worker processes.", ""] + body
+    complete = all(r["complete"] for r in results)
+    if not complete:
+        lines += ["", "**Incomplete**: run the same command again to play the rest."]
+    text = "\n".join(lines)
+    print(text)
+    out.mkdir(parents=True, exist_ok=True)
+    pngs = write_plots(args.experiment, data, out)
+    if args.experiment == "seed000":
+        from ..plots import write_match_plots
+
+        pngs += write_match_plots(results[0], out, prefix="reproduce-seed000-")
+    md = text + "\n" + "".join(f"\n![{p.stem}]({p.name})\n" for p in pngs)
+    report_path = out / f"reproduce-{args.experiment}.md"
+    report_path.write_text(md + "\n")
+    sys.stderr.write(f"report: {report_path}\n")
+    return 0
