@@ -216,7 +216,7 @@ def check_line(t: FuzzTarget, line: str, stats: FuzzStats) -> None:
         stats.responses += 1
         if "internal error" in heads[0]:
             stats.failures.append(f"{line[:80]!r}: {heads[0][:120]}")
-        if heads[0].startswith("?"):
+        if not gtp.parse_response([heads[0]]).ok:
             stats.rejected += 1
             if t.state() != before:
                 stats.failures.append(f"{line[:80]!r}: rejected but the state changed")

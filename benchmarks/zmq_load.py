@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from engine_server.agents.policy import AgentCost
+from protocol import gtp
 
 from .common import REPO_ROOT, emit, out_of_book_game
 
@@ -297,7 +298,8 @@ def bench_zmq_load(sessions: int = 10, threads: int = 1, memory_mib: float = 256
         "refused": refused,
         "refusals_name_limit": all("limit" in r["message"] for r in refused),
         "answered": sum(1 for r in replies if r["reply"] is not None),
-        "answers_ok": sum(1 for r in replies if (r["reply"] or "").startswith("=")),
+        "answers_ok": sum(1 for r in replies if r["reply"] and gtp.is_response_head(r["reply"])
+                          and gtp.parse_response([r["reply"]]).ok),
         "baseline_rss_mib": round(baseline_kb / MIB_KB, 1),
         "peak_rss_mib": round(peak_kb / MIB_KB, 1),
         "rss_growth_mib": round((peak_kb - baseline_kb) / MIB_KB, 1),

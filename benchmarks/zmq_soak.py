@@ -40,6 +40,8 @@ from typing import Any
 
 import zmq
 
+from protocol import gtp
+
 from .common import REPO_ROOT, emit
 from .zmq_load import (
     MIB_KB,
@@ -241,7 +243,7 @@ class Churn(threading.Thread):
     def _vanish(self, kind: str) -> None:
         s = self._sock()
         r = self._ask(s, kind, self.rng.choice(("protocol_version", "name", "play black d3")))
-        self._expect(kind, r is not None and bool(r) and r[0].startswith("="), repr(r))
+        self._expect(kind, _answered(r, ok=True), repr(r))
         s.close(0)
 
     def _vanish_unread(self, kind: str) -> None:
@@ -278,7 +280,7 @@ class Churn(threading.Thread):
         r = _reply(s)
         if r is None:
             self.unanswered[kind] += 1
-        self._expect(kind, r is not None and bool(r) and r[0].startswith("?"), repr(r)[:120])
+        self._expect(kind, _answered(r, ok=False), repr(r)[:120])
         s.close(0)
 
     def _resume(self, kind: str) -> None:
@@ -311,9 +313,14 @@ class Churn(threading.Thread):
     def _idle_connected(self, kind: str) -> None:
         s = self._sock(self._own_id() if self.rng.random() < 0.5 else None)
         r = self._ask(s, kind, "name")
-        self._expect(kind, r is not None and bool(r) and r[0].startswith("="), repr(r))
+        self._expect(kind, _answered(r, ok=True), repr(r))
         self.stop.wait(self.rng.uniform(0.5, 3.0))   # connected, silent
         s.close(0)
+
+
+def _answered(lines: list[str] | None, ok: bool) -> bool:
+    """A GTP response, a success (``ok``) or a refusal, as protocol.gtp reads it."""
+    return bool(lines) and gtp.is_response_head(lines[0]) and gtp.parse_response(lines).ok == ok
 
 
 def _log_counts(path: Path) -> dict[str, Any]:
