@@ -3,9 +3,9 @@
 Starlette routes, uvicorn serves.  Each game gets its own process, forked by a fork server,
 holding its own ``Session`` (game, agent, tree), built with the configuration's presets and the
 ``[remote]`` policy, and a controller thread that feeds the I/O-free ``WebHandler``
-(engine_server/commands/web.py).  The event loop only moves frames between WebSockets and the
-games' socket pairs, so no tab's search can delay another tab's messages beyond what the CPU
-itself costs.
+(engine_server/commands/web.py); that process's side is ``serve/web_game.py``.  The event loop
+only moves frames between WebSockets and the games' socket pairs, so no tab's search can delay
+another tab's messages beyond what the CPU itself costs.
 
 A game outlives its WebSocket for a while: the server hands the page a token (a ``session``
 message), the page keeps it in ``sessionStorage`` and presents it when it connects again
@@ -24,13 +24,9 @@ import asyncio
 import ipaddress
 import json
 import multiprocessing
-import os
-import queue
 import secrets
 import socket
-import struct
 import sys
-import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
@@ -46,10 +42,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from engine_server.agents.policy import AgentPolicy
-from engine_server.commands.web import DEFAULT_MAX_MESSAGE_BYTES, WebHandler
+from engine_server.commands.web import DEFAULT_MAX_MESSAGE_BYTES
 from engine_server.log import get_logger
-from engine_server.session import EngineOptions, Output, SearchJob, Session
+from engine_server.session import EngineOptions
 from protocol import web
+
+from .web_game import ATTACH, DETACH, FRAME, MESSAGE, WorkerSetup, _frame_in, tab_worker
 
 if TYPE_CHECKING:
     from engine_server.config import Config
@@ -74,21 +72,12 @@ FULL_WAIT_S = 2.0
 # WebSocket close codes of our own (4000-4999 are the application's).
 CLOSE_TAKEN_OVER = 4000   # the game was opened by another page
 CLOSE_EXPIRED = 4001      # the game was closed (idle, or for a newcomer)
-# A tab that sends faster than its session answers gets errors instead of an ever longer queue.
-MAX_QUEUED = 64
 # A closed tab's process has this long to stop its search and exit before it is killed.
 WORKER_EXIT_S = 10.0
 # Messages over the protocol's limit but under this one are answered with an error and the
 # session goes on; only larger ones make the WebSocket layer drop the connection.
 WS_MAX_SIZE_FACTOR = 16
 WS_MAX_SIZE_MIN = 1 << 20
-# Search threads run at this niceness (Linux; a thread inherits it from the one that starts it):
-# when every core is busy searching, the event loop and the tabs' controllers, which only move
-# messages, still get a core at once instead of waiting their turn behind twenty searches.
-SEARCH_NICE = 10
-# In a tab's process, the controller waiting for the GIL asks its search thread to drop it
-# after this long (Python's default: 5 ms).
-SWITCH_INTERVAL = 0.001
 # The page's scripts and styles come from this server only; the socket goes back to it.
 CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
        "connect-src 'self'; frame-ancestors 'none'")
@@ -135,138 +124,6 @@ def parse_address(text: str, default_host: str, default_port: int) -> tuple[str,
     if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
         raise ValueError(f"bad port in {text!r}: expected HOST:PORT with PORT 0..65535")
     return host, int(port_text)
-
-
-def lower_priority(job: SearchJob) -> None:
-    """Run a search thread (and the helpers it starts from now on) at ``SEARCH_NICE``."""
-    tid = job.thread.native_id if job.thread is not None else None
-    if tid is None or not hasattr(os, "setpriority"):
-        return
-    try:
-        os.setpriority(os.PRIO_PROCESS, tid, SEARCH_NICE)   # Linux: one thread's nice
-    except OSError:
-        pass   # the thread has ended already, or the platform says no: nothing to gain
-
-
-FRAME = struct.Struct("!I")          # length of what follows
-KIND = struct.Struct("!B")           # server -> game process: what the frame is
-STAMP = struct.Struct("!d")          # a message's arrival time (CLOCK_MONOTONIC: one clock for
-                                     # every process of the machine)
-MESSAGE, ATTACH, DETACH = 0, 1, 2    # a page's message; a page took the game; the page left
-
-
-def _frame_in(kind: int, payload: bytes = b"") -> bytes:
-    """A frame to a game's process: kind, arrival time, payload."""
-    body = KIND.pack(kind) + STAMP.pack(time.monotonic()) + payload
-    return FRAME.pack(len(body)) + body
-
-
-def _send_frame(sock: socket.socket, payload: bytes) -> None:
-    sock.sendall(FRAME.pack(len(payload)) + payload)
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)
-
-
-def _recv_frame(sock: socket.socket) -> bytes | None:
-    head = _recv_exact(sock, FRAME.size)
-    if head is None:
-        return None
-    return _recv_exact(sock, FRAME.unpack(head)[0])
-
-
-@dataclass
-class WorkerSetup:
-    """What a tab's process needs: the session's options (presets and the remote policy
-    already in them), the message limit and the log settings."""
-
-    options: EngineOptions
-    max_message_bytes: int
-    log_level: str = "warning"
-    log_file: str | None = None
-
-
-def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
-    """One game's process: its session, handler and controller, talking frames over ``sock``.
-
-    Frames in: a kind (a page's message, a page attached, the page left), the arrival time and
-    the WebSocket message's bytes; frames out: one JSON message each.  End of input (the game
-    is over for the server, or the server stops) ends the process."""
-    import signal
-
-    from engine_server.log import configure_logging
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the server's to handle
-    configure_logging(setup.log_level, setup.log_file)
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    send_lock = threading.Lock()
-    gone = threading.Event()
-
-    def send(line: str) -> None:
-        if gone.is_set():
-            return
-        try:
-            with send_lock:
-                _send_frame(sock, line.encode("utf-8"))
-        except OSError:
-            gone.set()   # the front end has closed this game; the reader ends the process
-
-    session = Session(setup.options, Output(send))
-    inbox: queue.Queue[Any] = queue.Queue()
-    handler = WebHandler(session, post=inbox.put, max_message_bytes=setup.max_message_bytes,
-                         on_search=lower_priority)
-
-    def read() -> None:
-        try:
-            while True:
-                frame = _recv_frame(sock)
-                if frame is None:
-                    break
-                kind = KIND.unpack_from(frame)[0]
-                received = STAMP.unpack_from(frame, KIND.size)[0]
-                if kind == MESSAGE and inbox.qsize() >= MAX_QUEUED:
-                    send(web.encode(web.error(f"more than {MAX_QUEUED} messages wait for this "
-                                              "game; slow down")))
-                    continue
-                inbox.put((kind, frame[KIND.size + STAMP.size:], received))
-        except OSError:
-            pass
-        finally:
-            handler.interrupt()   # a long search must not keep the process
-            inbox.put(None)
-
-    threading.Thread(target=read, name="web-reader", daemon=True).start()
-    try:
-        while True:
-            item = inbox.get()
-            if item is None:
-                break
-            try:
-                if callable(item):
-                    item()   # posted by the handler: a finished search, an engine turn
-                    continue
-                kind, raw, received = item
-                if kind == ATTACH:
-                    replies = handler.attach(received)
-                elif kind == DETACH:
-                    handler.detach()
-                    replies = []
-                else:
-                    replies = handler.handle_text(raw, received)
-                for msg in replies:
-                    send(web.encode(msg))
-            except Exception:
-                log.exception("web_controller_error")
-    finally:
-        handler.close()
-        sock.close()
 
 
 @dataclass(eq=False)
