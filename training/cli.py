@@ -3,6 +3,8 @@
     othello-train patterns --rules standard      # WTHOR games (../shared/data/wthor)
     othello-train patterns --rules reversed      # self-play games, solver labels
     othello-train az supervised|loop ...         # seed 003's network (training/az)
+    othello-train mpc --rules standard           # Multi-ProbCut statistics of the weights
+    othello-train heldout --rules standard       # error against deep-search values
 
 Every step is seeded; data sets are cached in --work so an interrupted run resumes.
 """
@@ -60,10 +62,12 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--report", type=Path, default=None,
                    help="write the per-stage errors (JSON) and a plot next to it (.png)")
     from .az.cli import add_parser as add_az
+    from .heldout import add_parser as add_heldout
     from .mpc import add_parser as add_mpc
 
     add_az(sub)
     add_mpc(sub)
+    add_heldout(sub)
     return p
 
 
@@ -77,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         from .mpc import main as mpc_main
 
         return mpc_main(args, argv)
+    if args.cmd == "heldout":
+        from .heldout import main as heldout_main
+
+        return heldout_main(args, argv)
     from engine_server.eval import weights as wts
 
     from . import patterns

@@ -1,0 +1,71 @@
+"""othello-train heldout (training/heldout.py): the evaluation's error against deep-search
+values, on positions of the games the pattern fit holds out."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from training import heldout as H
+from training.cli import main as train_main
+from training.wthor import read_file
+
+from .conftest import data_file
+
+
+def test_errors_are_mean_absolute_differences_to_the_deepest_value_per_bucket():
+    nan = np.nan
+    # columns: depth 0..4; the label is depth 4, or the depth of the end (2 empties: depth 2)
+    values = np.array([[1.0, nan, 3.0, nan, 5.0],
+                       [0.0, nan, -2.0, nan, -1.0],
+                       [4.0, nan, 2.0, nan, nan]])
+    empties = np.array([20, 23, 2])
+    rows = H.errors(values, empties, depth=4)
+    assert [r["empties"] for r in rows] == [[0, 4], [20, 23], [2, 23]]
+    assert rows[0] == {"empties": [0, 4], "positions": 1, "mae_depth0": 2.0, "mae_depth2": 0.0,
+                       "mae_depth4": 0.0}
+    assert rows[1]["mae_depth0"] == 2.5 and rows[1]["mae_depth2"] == 1.5
+    assert rows[2]["positions"] == 3 and rows[2]["mae_depth0"] == pytest.approx(7 / 3, abs=1e-3)
+
+
+def test_positions_come_from_held_out_games_only():
+    sample = data_file("wthor-sample.wtb")
+    games = read_file(sample)
+    held = set()
+    for g in range(0, len(games), H.HOLDOUT):
+        from engine_server.game import PASS, Game
+
+        game = Game()
+        for m in (int(x) for x in games.moves[g] if x >= 0):
+            if game.position.must_pass():
+                game.play(PASS)
+            held.add(game.position.bitboards())
+            game.play(m)
+    positions = H.heldout_positions(sample, 8, seed=3, min_empties=15, max_empties=40)
+    assert len(positions) == 8
+    assert all(p.bitboards() in held and 15 <= p.empties <= 40 for p in positions)
+    assert [p.bitboards() for p in positions] == [
+        p.bitboards() for p in H.heldout_positions(sample, 8, 3, 15, 40)]
+
+
+def test_the_command_writes_a_reproducible_report_with_a_plot(tmp_path):
+    sample = data_file("wthor-sample.wtb")
+    reports = []
+    for k in range(2):
+        out = tmp_path / f"heldout{k}.json"
+        assert train_main(["heldout", "--wthor", str(sample), "--positions", "6", "--depth",
+                           "4", "--threads", "1", "--work", str(tmp_path / f"work{k}"),
+                           "--out", str(out)]) == 0
+        reports.append(json.loads(out.read_text()))
+        assert out.with_suffix(".png").stat().st_size > 0
+    a, b = reports
+    assert a["rows"] == b["rows"] and a["positions"] == 6 and a["label_depth"] == 4
+    total = a["rows"][-1]
+    assert total["positions"] == 6 and total["mae_depth4"] == 0.0
+    assert total["mae_depth0"] >= 0 and total["mae_depth2"] >= 0
+
+
+def test_bad_empties_are_refused():
+    assert train_main(["heldout", "--min-empties", "30", "--max-empties", "20"]) == 2

@@ -1,0 +1,185 @@
+"""othello-train heldout: how far the evaluation is from deep-search values, on positions no fit
+has seen (issue 29's yardstick).
+
+Game outcomes are noisy labels (a won position is often lost later by a human), so the errors
+the pattern fit reports measure the players as much as the evaluation.  Here each position is
+labelled by a full-width alpha-beta search of ``--depth`` plies (an exact solve where no more
+empties remain), and the static evaluation (depth 0) and shallow searches (depths 2 and 4) are
+scored against that label: mean absolute error in discs, per bucket of empties.
+
+Positions: seeded random positions with ``--min-empties`` to ``--max-empties`` empties of the
+WTHOR games that ``othello-train patterns`` holds out of its fit (game index divisible by
+``HOLDOUT``, in the order the games are read); reversed rules: positions of seeded self-play of
+ab:depth=2 (as ``othello-train mpc``).  The search values are cached in ``--work`` (resumable).
+
+The labels come from the same evaluation they judge, searched deeper: a better evaluation
+lowers its shallow error against its own deep values as well as against a stronger judge's,
+but the independent check (another engine's depth-20 values) is not this command's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from engine_server.game import PASS, Game, Position, Rules
+
+from .wthor import DEFAULT_WTHOR
+
+HOLDOUT = 20          # patterns.train holds out every game whose index is divisible by this
+SHALLOW = (0, 2, 4)   # the depths scored against the label
+BUCKET = 5            # empties per row of the report
+
+
+def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empties: int
+                      ) -> list[Position]:
+    """``n`` positions of held-out WTHOR games, one per drawn game, side to move not passing."""
+    from .wthor import read_dir, read_file
+
+    games = read_file(wthor) if wthor.is_file() else read_dir(wthor)
+    held = np.arange(0, len(games), HOLDOUT)
+    rng = np.random.default_rng(seed)
+    out: list[Position] = []
+    for g in rng.permutation(held):
+        if len(out) >= n:
+            break
+        target = int(rng.integers(min_empties, max_empties + 1))
+        game = Game()
+        try:
+            for m in (int(x) for x in games.moves[g] if x >= 0):
+                if game.position.must_pass():
+                    game.play(PASS)
+                if game.position.empties <= target:
+                    break
+                game.play(m)
+        except ValueError:
+            continue   # an illegal record
+        p = game.position
+        if p.empties == target and not p.must_pass() and not p.is_game_over():
+            out.append(p)
+    return out
+
+
+def errors(values: np.ndarray, empties: np.ndarray, depth: int) -> list[dict[str, Any]]:
+    """MAE of each shallow depth against the label (the value at ``depth``, or at the end when
+    fewer empties remain), per bucket of empties; a row per bucket that has positions, then
+    one for all of them."""
+    idx = np.arange(len(values))
+    label = values[idx, np.minimum(depth, empties)]
+    rows = []
+    lo_all, hi_all = int(empties.min()), int(empties.max())
+    buckets = [(lo, min(lo + BUCKET - 1, hi_all))
+               for lo in range(lo_all - lo_all % BUCKET, hi_all + 1, BUCKET)]
+    for lo, hi in [*buckets, (lo_all, hi_all)]:
+        sel = (empties >= lo) & (empties <= hi)
+        if not sel.any():
+            continue
+        row: dict[str, Any] = {"empties": [lo, hi], "positions": int(sel.sum())}
+        for d in SHALLOW:
+            # a search that reaches the end is the label itself
+            shallow = values[idx, np.minimum(d, empties)]
+            row[f"mae_depth{d}"] = round(float(np.mean(np.abs(shallow[sel] - label[sel]))), 3)
+        rows.append(row)
+    return rows
+
+
+def report(rules: int, weights: np.ndarray, positions: list[Position], depth: int, threads: int,
+           work: Path | None, log: Callable[[str], None]) -> dict[str, Any]:
+    from engine_server.eval import mpc as M
+
+    from .mpc import search_values
+
+    t0 = time.monotonic()
+    cache = None if work is None else \
+        work / f"heldout-{rules}-{M.fingerprint(weights)}-{len(positions)}-d{depth}.npz"
+    values = search_values(positions, weights, depth, threads, log, cache)
+    empties = np.array([p.empties for p in positions])
+    return {"rules": str(Rules(rules)), "positions": len(positions), "label_depth": depth,
+            "seconds": round(time.monotonic() - t0, 1), "rows": errors(values, empties, depth)}
+
+
+def plot(result: dict[str, Any], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = result["rows"][:-1]
+    x = [(r["empties"][0] + r["empties"][1]) / 2 for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for d in SHALLOW:
+        ax.plot(x, [r[f"mae_depth{d}"] for r in rows], "o-", label=f"depth {d}")
+    ax.set_xlabel("empty squares")
+    ax.set_ylabel(f"mean |value - depth-{result['label_depth']} value| (discs)")
+    ax.set_title(title)
+    ax.invert_xaxis()
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def add_parser(sub: Any) -> None:
+    h = sub.add_parser("heldout", help="the evaluation's error against deep-search values",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    h.add_argument("--rules", default="standard", choices=["standard", "reversed"])
+    h.add_argument("--positions", type=int, default=400)
+    h.add_argument("--depth", type=int, default=10, help="the label's search depth")
+    h.add_argument("--min-empties", type=int, default=15)
+    h.add_argument("--max-empties", type=int, default=40)
+    h.add_argument("--wthor", type=Path, default=DEFAULT_WTHOR)
+    h.add_argument("--weights", type=Path, default=None,
+                   help="weights file (default: the package's for the rules)")
+    h.add_argument("--threads", type=int, default=2)
+    h.add_argument("--seed", type=int, default=7)
+    h.add_argument("--work", type=Path, default=Path("build/train"),
+                   help="cache of searched values (resumable)")
+    h.add_argument("--out", type=Path, default=None,
+                   help="write the report (JSON) and a plot beside it (.png)")
+
+
+def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
+    from engine_server.eval import weights as wts
+
+    from .mpc import selfplay_positions
+
+    rules = int(Rules.parse(args.rules))
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    if not 1 <= args.min_empties <= args.max_empties <= 59:
+        print("othello-train heldout: need 1 <= --min-empties <= --max-empties <= 59",
+              file=sys.stderr)
+        return 2
+    if args.weights is not None:
+        weights, _ = wts.load(args.weights, rules)
+    else:
+        weights = wts.default_weights(rules)
+    if rules == int(Rules.STANDARD):
+        positions = heldout_positions(args.wthor, args.positions, args.seed, args.min_empties,
+                                      args.max_empties)
+        source = f"held-out WTHOR games ({args.wthor}), seed {args.seed}"
+    else:
+        positions = [p for p in selfplay_positions(rules, 4 * args.positions, args.seed)
+                     if args.min_empties <= p.empties <= args.max_empties][:args.positions]
+        source = f"ab:depth=2 self-play, seed {args.seed}"
+    log(f"{len(positions)} positions of {source}; labels: depth {args.depth}")
+    result = report(rules, weights, positions, args.depth, args.threads, args.work, log)
+    result["command"] = "othello-train " + " ".join(sys.argv[1:] if argv is None else argv)
+    result["data"] = source
+    text = json.dumps(result, indent=1)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+        plot(result, args.out.with_suffix(".png"),
+             f"error against depth-{args.depth} values ({args.rules} rules, held out)")
+    print(text)
+    return 0
+
+
+__all__ = ["add_parser", "errors", "heldout_positions", "main", "report"]
