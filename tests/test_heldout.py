@@ -69,3 +69,18 @@ def test_the_command_writes_a_reproducible_report_with_a_plot(tmp_path):
 
 def test_bad_empties_are_refused():
     assert train_main(["heldout", "--min-empties", "30", "--max-empties", "20"]) == 2
+
+
+def test_two_evaluations_are_judged_by_the_same_labels(tmp_path):
+    from engine_server.eval import weights as wts
+    from training.mpc import search_values
+
+    positions = H.heldout_positions(data_file("wthor-sample.wtb"), 5, 3, 15, 40)
+    shipped = wts.default_weights(0)
+    quiet = lambda msg: None  # noqa: E731
+    labels = search_values(positions, shipped, 4, 1, quiet)[:, 4]
+    flat = H.report(0, np.zeros_like(shipped), positions, 4, 1, tmp_path, quiet,
+                    label_weights=shipped)
+    # an evaluation that says 0 everywhere is as far off as the labels are from 0
+    assert flat["rows"][-1]["mae_depth0"] == round(float(np.mean(np.abs(labels))), 3)
+    assert H.report(0, shipped, positions, 4, 1, tmp_path, quiet)["rows"][-1]["mae_depth4"] == 0

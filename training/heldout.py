@@ -66,12 +66,13 @@ def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empt
     return out
 
 
-def errors(values: np.ndarray, empties: np.ndarray, depth: int) -> list[dict[str, Any]]:
-    """MAE of each shallow depth against the label (the value at ``depth``, or at the end when
-    fewer empties remain), per bucket of empties; a row per bucket that has positions, then
-    one for all of them."""
+def errors(values: np.ndarray, empties: np.ndarray, depth: int,
+           labels: np.ndarray | None = None) -> list[dict[str, Any]]:
+    """MAE of each shallow depth of ``values`` against the label, per bucket of empties; a row
+    per bucket that has positions, then one for all of them.  The label is ``labels``' value
+    at ``depth`` (``values``' own when not given), or at the end when fewer empties remain."""
     idx = np.arange(len(values))
-    label = values[idx, np.minimum(depth, empties)]
+    label = (values if labels is None else labels)[idx, np.minimum(depth, empties)]
     rows = []
     lo_all, hi_all = int(empties.min()), int(empties.max())
     buckets = [(lo, min(lo + BUCKET - 1, hi_all))
@@ -90,18 +91,28 @@ def errors(values: np.ndarray, empties: np.ndarray, depth: int) -> list[dict[str
 
 
 def report(rules: int, weights: np.ndarray, positions: list[Position], depth: int, threads: int,
-           work: Path | None, log: Callable[[str], None]) -> dict[str, Any]:
+           work: Path | None, log: Callable[[str], None],
+           label_weights: np.ndarray | None = None) -> dict[str, Any]:
+    """The errors of ``weights``' shallow values against depth-``depth`` values of
+    ``label_weights`` (the same weights when not given), so that two evaluations are judged
+    by one set of labels."""
     from engine_server.eval import mpc as M
 
     from .mpc import search_values
 
+    def searched(w: np.ndarray, d: int) -> np.ndarray:
+        cache = None if work is None else \
+            work / f"heldout-{rules}-{M.fingerprint(w)}-{len(positions)}-d{d}.npz"
+        return search_values(positions, w, d, threads, log, cache)
+
     t0 = time.monotonic()
-    cache = None if work is None else \
-        work / f"heldout-{rules}-{M.fingerprint(weights)}-{len(positions)}-d{depth}.npz"
-    values = search_values(positions, weights, depth, threads, log, cache)
+    labels = searched(weights if label_weights is None else label_weights, depth)
+    same = label_weights is None or np.array_equal(label_weights, weights)
+    values = labels if same else searched(weights, max(SHALLOW))
     empties = np.array([p.empties for p in positions])
     return {"rules": str(Rules(rules)), "positions": len(positions), "label_depth": depth,
-            "seconds": round(time.monotonic() - t0, 1), "rows": errors(values, empties, depth)}
+            "seconds": round(time.monotonic() - t0, 1),
+            "rows": errors(values, empties, depth, labels)}
 
 
 def plot(result: dict[str, Any], path: Path, title: str) -> None:
@@ -136,7 +147,10 @@ def add_parser(sub: Any) -> None:
     h.add_argument("--max-empties", type=int, default=40)
     h.add_argument("--wthor", type=Path, default=DEFAULT_WTHOR)
     h.add_argument("--weights", type=Path, default=None,
-                   help="weights file (default: the package's for the rules)")
+                   help="the weights judged (default: the package's for the rules)")
+    h.add_argument("--label-weights", type=Path, default=None,
+                   help="the weights whose deep search gives the labels (default: the "
+                        "package's), so that two evaluations meet the same labels")
     h.add_argument("--threads", type=int, default=2)
     h.add_argument("--seed", type=int, default=7)
     h.add_argument("--work", type=Path, default=Path("build/train"),
@@ -156,10 +170,10 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         print("othello-train heldout: need 1 <= --min-empties <= --max-empties <= 59",
               file=sys.stderr)
         return 2
-    if args.weights is not None:
-        weights, _ = wts.load(args.weights, rules)
-    else:
-        weights = wts.default_weights(rules)
+    weights = (wts.load(args.weights, rules)[0] if args.weights is not None
+               else wts.default_weights(rules))
+    label_weights = (wts.load(args.label_weights, rules)[0] if args.label_weights is not None
+                     else wts.default_weights(rules))
     if rules == int(Rules.STANDARD):
         positions = heldout_positions(args.wthor, args.positions, args.seed, args.min_empties,
                                       args.max_empties)
@@ -169,7 +183,8 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
                      if args.min_empties <= p.empties <= args.max_empties][:args.positions]
         source = f"ab:depth=2 self-play, seed {args.seed}"
     log(f"{len(positions)} positions of {source}; labels: depth {args.depth}")
-    result = report(rules, weights, positions, args.depth, args.threads, args.work, log)
+    result = report(rules, weights, positions, args.depth, args.threads, args.work, log,
+                    label_weights)
     result["command"] = "othello-train " + " ".join(sys.argv[1:] if argv is None else argv)
     result["data"] = source
     text = json.dumps(result, indent=1)
