@@ -13,6 +13,9 @@ messages already queued there; the front end owns that queue.  Searches are star
 
 Bad input (malformed JSON, an oversized message, an unknown type, an illegal move, an agent
 the server refuses) gets an ``error`` reply and changes nothing.
+
+Beside it: ``web_views.py`` (the agent catalog, the ``welcome`` message and the game's part of
+``state``); the message encoding and field checks are ``protocol/web.py``'s.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from engine_server.agents import AGENTS, AgentSpecError, parse_spec
+from engine_server.agents import AgentSpecError
 from engine_server.game import (
     PASS,
     Color,
@@ -40,6 +43,7 @@ from engine_server.session import SearchJob, Session
 from protocol import web
 
 from .registry import CommandRegistry
+from .web_views import agent_catalog, black_view, game_state, welcome_message
 
 log = get_logger("web")
 
@@ -79,14 +83,6 @@ def _color_name(c: Color) -> str:
     return web.color_name(c)
 
 
-def _black_view(value: float, mover: Color) -> float:
-    return value if mover == Color.BLACK else -value
-
-
-def _board_text(pos: Position) -> str:
-    return web.board_text(pos.black, pos.white)
-
-
 _json_safe = web.json_safe
 
 
@@ -105,32 +101,6 @@ def parse_move_list(text: str, start: Position) -> Game:
         except IllegalMoveError as e:
             raise IllegalMoveError(f"move {i} ({tok}): {e}") from None
     return game
-
-
-def agent_catalog(session: Session) -> tuple[list[Message], list[Message]]:
-    """The agent families (with their parameters) and presets this session may choose, as
-    the page shows them.  A preset the policy refuses is left out; a family is listed with
-    ``spec_allowed`` false when only presets may be chosen or the family is not allowed."""
-    policy = session.options.policy
-    presets = session.options.catalog.presets
-    forbidden = set(policy.forbidden_params)
-    families = []
-    for info in AGENTS.values():
-        allowed = not policy.presets_only and (not policy.agents or info.name in policy.agents)
-        families.append({
-            "name": info.name, "source": info.source, "summary": info.summary,
-            "spec_allowed": allowed,
-            "params": [{"name": p.name, "type": p.type.__name__, "default": _json_safe(p.default),
-                        "help": p.help, "choices": _json_safe(p.choices), "min": p.min,
-                        "max": p.max} for p in info.params if p.name not in forbidden]})
-    shown = []
-    for name in presets:
-        try:
-            fitted = policy.admit(name, presets)
-        except AgentSpecError:
-            continue
-        shown.append({"name": name, "spec": fitted, "family": parse_spec(fitted)[0].name})
-    return families, shown
 
 
 class WebHandler:
@@ -231,19 +201,6 @@ class WebHandler:
         return not pos.is_game_over() and self.players[pos.side] is None
 
     def state(self) -> Message:
-        game = self.game
-        pos = game.position
-        b, w = pos.discs()
-        human = self._human_to_move()
-        legal = [square_name(m) for m in pos.legal_moves() if m != PASS]
-        result = None
-        if pos.is_game_over():
-            r = game.result()
-            winner = None if r.winner is None else _color_name(r.winner)
-            text = "Draw" if winner is None else f"{winner.capitalize()} wins"
-            result = {"winner": winner, "black": r.black_discs, "white": r.white_discs,
-                      "score": r.black_score, "text": f"{text} {r.black_discs}-{r.white_discs}"}
-        last = game.moves[-1] if game.moves else None
         players = {}
         for c in (Color.BLACK, Color.WHITE):
             name = self.players[c]
@@ -253,17 +210,7 @@ class WebHandler:
         thinking = (_color_name(self._job_color) if self._job is not None
                     and self._job_kind == "move" and self._job_color is not None else None)
         return {
-            "type": "state",
-            "board": _board_text(pos),
-            # The position the moves start from (an imported record may start anywhere): the
-            # page replays the moves from it to step back through the game.
-            "start": _board_text(game.start), "start_side": _color_name(game.start.side),
-            "side": _color_name(pos.side), "rules": str(pos.rules),
-            "counts": {"black": b, "white": w},
-            "legal": legal, "human_to_move": human, "must_pass": human and pos.must_pass(),
-            "last": None if last is None else square_name(last),
-            "ply": len(game.moves), "moves": [square_name(m) for m in game.moves],
-            "over": pos.is_game_over(), "result": result,
+            **game_state(self.game, self._human_to_move()),
             "players": players, "time": self.time, "max_time": self.max_time,
             "thinking": thinking, "hinting": self._job is not None and self._job_kind == "hint",
             "paused": self.paused and not any(p is None for p in self.players.values()),
@@ -272,18 +219,8 @@ class WebHandler:
 
     def welcome(self) -> list[Message]:
         """What a page needs first: the agents, presets and limits, then the game."""
-        opts = self.session.options
-        families, presets = agent_catalog(self.session)
-        policy = opts.policy
-        return [{
-            "type": "welcome", "engine": opts.name, "version": opts.version,
-            "agents": families, "presets": presets,
-            "limits": {"max_time": self.max_time, "threads": policy.max_threads,
-                       "memory_mib": policy.max_memory_mib, "presets_only": policy.presets_only,
-                       "max_message_bytes": self.max_message_bytes},
-            "defaults": {"agent": opts.agent, "time": self.time, "rules": str(opts.rules),
-                         "color": "black"},
-        }, self.state()]
+        return [welcome_message(self.session, self.max_time, self.time, self.max_message_bytes),
+                self.state()]
 
     # --- a page leaving and coming back ------------------------------------------------------
     def detach(self) -> None:
@@ -362,7 +299,7 @@ class WebHandler:
             self._write({"type": "error", "message": f"the engine's search failed: {job.error}"})
             self._write(self.state())
             return
-        self.evals[ply] = round(_black_view(r.eval, color), 2)
+        self.evals[ply] = round(black_view(r.eval, color), 2)
         self.times[ply] = round(time.monotonic() - job.started, 3)
         self.session.play(r.best_move)
         self._write({"type": "move", "color": _color_name(color),
@@ -600,7 +537,7 @@ class WebHandler:
             moves.append({"square": square_name(m.move),
                           "eval": round(m.eval, 2) if known else None,
                           "exact": m.exact, "visits": m.visits})
-        self.evals[ply] = round(_black_view(r.eval, color), 2)
+        self.evals[ply] = round(black_view(r.eval, color), 2)
         self._write({"type": "hints", "ply": ply, "color": _color_name(color),
                      "best": r.best_name or None, "eval": round(r.eval, 2), "moves": moves,
                      "elapsed": round(r.elapsed, 3), "nodes": r.nodes, **self._effort(r)})
@@ -632,7 +569,7 @@ class WebHandler:
             ev = self.evals.get(k)
             mover = game.positions()[k].side
             items.append(ggf.MoveItem(m, None if ev is None or k not in self.times
-                                      else _black_view(ev, mover), self.times.get(k)))
+                                      else black_view(ev, mover), self.times.get(k)))
         tags = {"PC": "web", "PB": (self.players[Color.BLACK] or HUMAN).replace("]", ")"),
                 "PW": (self.players[Color.WHITE] or HUMAN).replace("]", ")")}
         if game.is_over():
@@ -775,7 +712,7 @@ class WebHandler:
             "best": None if best is None else square_name(best.move),
             "value": value, "best_value": None if best is None else round(best.eval, 1),
             "loss": loss, "exact": bool(played is not None and played.exact),
-            "after": None if value is None else round(_black_view(value, color), 1)}]})
+            "after": None if value is None else round(black_view(value, color), 1)}]})
         self._analyse(k + 1, budget)
 
     def interrupt(self) -> None:
