@@ -47,11 +47,12 @@ blank line, NBoard ``status ...``), in order with its other answers, and nothing
 libzmq itself refuses only messages over the transport cap (16 MiB or 16 times the limit,
 whichever is larger; it bounds memory): it closes that connection, and a client with its own
 routing id comes back to its session, unanswered for that one message.
+
+Who may bind where, and CURVE, is ``zmq_security.py``'s.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import queue
 import threading
@@ -62,7 +63,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import zmq
-import zmq.auth
 from zmq.utils.monitor import recv_monitor_message
 
 if TYPE_CHECKING:
@@ -77,6 +77,8 @@ from engine_server.session import EngineOptions, Output, Session
 from protocol import gtp
 from protocol import nboard as nb
 from protocol import zmq as zframes
+
+from .zmq_security import SecurityError, generate_keys, is_loopback_endpoint, secure
 
 log = get_logger("zmq")
 
@@ -107,26 +109,6 @@ CLOSED_MEMORY = 4096
 
 def transport_cap(max_message_bytes: int) -> int:
     return max(TRANSPORT_CAP_MIN, TRANSPORT_CAP_FACTOR * max_message_bytes)
-
-
-class SecurityError(RuntimeError):
-    """The requested bind would expose the engine without authentication."""
-
-
-def is_loopback_endpoint(endpoint: str) -> bool:
-    """``tcp://127.x`` / ``[::1]`` / ``localhost`` and ``ipc://``/``inproc://`` are local."""
-    scheme, _, rest = endpoint.partition("://")
-    if scheme in ("ipc", "inproc"):
-        return True
-    if scheme != "tcp":
-        return False
-    host = rest.rsplit(":", 1)[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # "*", interface names and host names may reach the network
 
 
 @dataclass
@@ -235,7 +217,6 @@ class ZmqServer:
     # --- socket and security ------------------------------------------------------------------
     def _bind(self) -> zmq.Socket:
         cfg = self.config
-        local = is_loopback_endpoint(cfg.endpoint)
         sock = self.ctx.socket(zmq.ROUTER)
         sock.setsockopt(zmq.LINGER, 0)
         # Far above the protocol's limit: what is over that limit is read and refused with an
@@ -252,28 +233,8 @@ class ZmqServer:
             sock.setsockopt(zmq.HEARTBEAT_IVL, ivl)
             sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * ivl)
             sock.setsockopt(zmq.HEARTBEAT_TTL, min(3 * ivl, 6_553_500))
-        if cfg.server_secret_key is not None:
-            from zmq.auth.thread import ThreadAuthenticator
-
-            if cfg.allowed_clients is None:
-                raise SecurityError("CURVE needs --allowed-clients DIR (client public keys)")
-            public, secret = zmq.auth.load_certificate(str(cfg.server_secret_key))
-            if secret is None:
-                raise SecurityError(f"{cfg.server_secret_key} holds no secret key")
-            self._auth = ThreadAuthenticator(self.ctx)
-            self._auth.start()
-            self._auth.configure_curve(domain="*", location=str(cfg.allowed_clients))
-            sock.curve_secretkey = secret
-            sock.curve_publickey = public
-            sock.curve_server = True
-        elif not local:
-            if not cfg.insecure:
-                sock.close(0)
-                raise SecurityError(
-                    f"refusing to bind {cfg.endpoint} without CURVE authentication: pass "
-                    "--curve-key and --allowed-clients, or --insecure to accept the risk")
-            log.warning("insecure_bind", endpoint=cfg.endpoint,
-                        note="anyone who can reach this address controls the engine")
+        self._auth = secure(sock, self.ctx, cfg.endpoint, cfg.server_secret_key,
+                            cfg.allowed_clients, cfg.insecure)
         sock.bind(cfg.endpoint)
         self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
         log.info("zmq_listening", endpoint=self.endpoint, curve=self._auth is not None)
@@ -664,14 +625,6 @@ def _frame_user(frame: zmq.Frame) -> bytes | None:
     except zmq.ZMQError:
         return None
     return user.encode() if isinstance(user, str) else None
-
-
-def generate_keys(directory: str | Path, name: str) -> tuple[Path, Path]:
-    """A CURVE key pair ``NAME.key`` (public) and ``NAME.key_secret`` in ``directory``."""
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
-    public, secret = zmq.auth.create_certificates(str(d), name)
-    return Path(public), Path(secret)
 
 
 __all__ = ["ZmqServer", "ServerConfig", "SecurityError", "is_loopback_endpoint",
