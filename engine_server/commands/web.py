@@ -13,6 +13,10 @@ messages already queued there; the front end owns that queue.  Searches are star
 
 Bad input (malformed JSON, an oversized message, an unknown type, an illegal move, an agent
 the server refuses) gets an ``error`` reply and changes nothing.
+
+Beside it: ``web_views.py`` (the agent catalog, the ``welcome`` message and the game's part of
+``state``) and ``web_analysis.py`` (the whole-game analysis behind ``analyze``); the message
+encoding and field checks are ``protocol/web.py``'s.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from engine_server.agents import AGENTS, AgentSpecError, parse_spec
+from engine_server.agents import AgentSpecError
 from engine_server.game import (
     PASS,
     Color,
@@ -40,6 +44,8 @@ from engine_server.session import SearchJob, Session
 from protocol import web
 
 from .registry import CommandRegistry
+from .web_analysis import ANALYSIS_TIME, AnalysisMixin
+from .web_views import agent_catalog, black_view, game_state, welcome_message
 
 log = get_logger("web")
 
@@ -48,8 +54,6 @@ DEFAULT_TIME = 1.0          # seconds per move when the page does not say
 HINT_TIME = 1.0             # a hint's budget when the time per move is the agent's own
 PROGRESS_INTERVAL = 0.25    # seconds between progress messages
 HUMAN = "human"
-ANALYSIS_TIME = 0.25        # seconds per position of a whole-game analysis when not given
-ANALYSIS_AGENT = "best"     # the analyst, when the policy admits it (else the page's agent)
 
 Message = web.Message
 Post = Callable[[Callable[[], None]], None]
@@ -79,14 +83,6 @@ def _color_name(c: Color) -> str:
     return web.color_name(c)
 
 
-def _black_view(value: float, mover: Color) -> float:
-    return value if mover == Color.BLACK else -value
-
-
-def _board_text(pos: Position) -> str:
-    return web.board_text(pos.black, pos.white)
-
-
 _json_safe = web.json_safe
 
 
@@ -107,33 +103,7 @@ def parse_move_list(text: str, start: Position) -> Game:
     return game
 
 
-def agent_catalog(session: Session) -> tuple[list[Message], list[Message]]:
-    """The agent families (with their parameters) and presets this session may choose, as
-    the page shows them.  A preset the policy refuses is left out; a family is listed with
-    ``spec_allowed`` false when only presets may be chosen or the family is not allowed."""
-    policy = session.options.policy
-    presets = session.options.catalog.presets
-    forbidden = set(policy.forbidden_params)
-    families = []
-    for info in AGENTS.values():
-        allowed = not policy.presets_only and (not policy.agents or info.name in policy.agents)
-        families.append({
-            "name": info.name, "source": info.source, "summary": info.summary,
-            "spec_allowed": allowed,
-            "params": [{"name": p.name, "type": p.type.__name__, "default": _json_safe(p.default),
-                        "help": p.help, "choices": _json_safe(p.choices), "min": p.min,
-                        "max": p.max} for p in info.params if p.name not in forbidden]})
-    shown = []
-    for name in presets:
-        try:
-            fitted = policy.admit(name, presets)
-        except AgentSpecError:
-            continue
-        shown.append({"name": name, "spec": fitted, "family": parse_spec(fitted)[0].name})
-    return families, shown
-
-
-class WebHandler:
+class WebHandler(AnalysisMixin):
     """The page's protocol over a ``Session``: ``handle_text``/``handle_message`` in, reply
     messages out; later messages through ``session.output`` as JSON lines."""
 
@@ -167,11 +137,8 @@ class WebHandler:
         self._job: SearchJob | None = None
         self._job_kind = ""
         self._job_color: Color | None = None
-        # Whole-game analysis: its own session (the strongest agent allowed), the game it
-        # analyses (start, moves) and the job searching one of its positions.
-        self._analyst: Session | None = None
-        self._analysis: tuple[Position, list[int]] | None = None
-        self._analysis_job: SearchJob | None = None
+        # Whole-game analysis (web_analysis.py): its own session, the game, the job.
+        self._init_analysis()
         self._closed = False
         # No page is connected (its tab closed or is reloading): nothing searches until one
         # comes back (``attach``), so a game waiting for its page costs no CPU.
@@ -231,19 +198,6 @@ class WebHandler:
         return not pos.is_game_over() and self.players[pos.side] is None
 
     def state(self) -> Message:
-        game = self.game
-        pos = game.position
-        b, w = pos.discs()
-        human = self._human_to_move()
-        legal = [square_name(m) for m in pos.legal_moves() if m != PASS]
-        result = None
-        if pos.is_game_over():
-            r = game.result()
-            winner = None if r.winner is None else _color_name(r.winner)
-            text = "Draw" if winner is None else f"{winner.capitalize()} wins"
-            result = {"winner": winner, "black": r.black_discs, "white": r.white_discs,
-                      "score": r.black_score, "text": f"{text} {r.black_discs}-{r.white_discs}"}
-        last = game.moves[-1] if game.moves else None
         players = {}
         for c in (Color.BLACK, Color.WHITE):
             name = self.players[c]
@@ -253,17 +207,7 @@ class WebHandler:
         thinking = (_color_name(self._job_color) if self._job is not None
                     and self._job_kind == "move" and self._job_color is not None else None)
         return {
-            "type": "state",
-            "board": _board_text(pos),
-            # The position the moves start from (an imported record may start anywhere): the
-            # page replays the moves from it to step back through the game.
-            "start": _board_text(game.start), "start_side": _color_name(game.start.side),
-            "side": _color_name(pos.side), "rules": str(pos.rules),
-            "counts": {"black": b, "white": w},
-            "legal": legal, "human_to_move": human, "must_pass": human and pos.must_pass(),
-            "last": None if last is None else square_name(last),
-            "ply": len(game.moves), "moves": [square_name(m) for m in game.moves],
-            "over": pos.is_game_over(), "result": result,
+            **game_state(self.game, self._human_to_move()),
             "players": players, "time": self.time, "max_time": self.max_time,
             "thinking": thinking, "hinting": self._job is not None and self._job_kind == "hint",
             "paused": self.paused and not any(p is None for p in self.players.values()),
@@ -272,18 +216,8 @@ class WebHandler:
 
     def welcome(self) -> list[Message]:
         """What a page needs first: the agents, presets and limits, then the game."""
-        opts = self.session.options
-        families, presets = agent_catalog(self.session)
-        policy = opts.policy
-        return [{
-            "type": "welcome", "engine": opts.name, "version": opts.version,
-            "agents": families, "presets": presets,
-            "limits": {"max_time": self.max_time, "threads": policy.max_threads,
-                       "memory_mib": policy.max_memory_mib, "presets_only": policy.presets_only,
-                       "max_message_bytes": self.max_message_bytes},
-            "defaults": {"agent": opts.agent, "time": self.time, "rules": str(opts.rules),
-                         "color": "black"},
-        }, self.state()]
+        return [welcome_message(self.session, self.max_time, self.time, self.max_message_bytes),
+                self.state()]
 
     # --- a page leaving and coming back ------------------------------------------------------
     def detach(self) -> None:
@@ -362,7 +296,7 @@ class WebHandler:
             self._write({"type": "error", "message": f"the engine's search failed: {job.error}"})
             self._write(self.state())
             return
-        self.evals[ply] = round(_black_view(r.eval, color), 2)
+        self.evals[ply] = round(black_view(r.eval, color), 2)
         self.times[ply] = round(time.monotonic() - job.started, 3)
         self.session.play(r.best_move)
         self._write({"type": "move", "color": _color_name(color),
@@ -600,7 +534,7 @@ class WebHandler:
             moves.append({"square": square_name(m.move),
                           "eval": round(m.eval, 2) if known else None,
                           "exact": m.exact, "visits": m.visits})
-        self.evals[ply] = round(_black_view(r.eval, color), 2)
+        self.evals[ply] = round(black_view(r.eval, color), 2)
         self._write({"type": "hints", "ply": ply, "color": _color_name(color),
                      "best": r.best_name or None, "eval": round(r.eval, 2), "moves": moves,
                      "elapsed": round(r.elapsed, 3), "nodes": r.nodes, **self._effort(r)})
@@ -632,7 +566,7 @@ class WebHandler:
             ev = self.evals.get(k)
             mover = game.positions()[k].side
             items.append(ggf.MoveItem(m, None if ev is None or k not in self.times
-                                      else _black_view(ev, mover), self.times.get(k)))
+                                      else black_view(ev, mover), self.times.get(k)))
         tags = {"PC": "web", "PB": (self.players[Color.BLACK] or HUMAN).replace("]", ")"),
                 "PW": (self.players[Color.WHITE] or HUMAN).replace("]", ")")}
         if game.is_over():
@@ -674,109 +608,13 @@ class WebHandler:
         position, 0.25 s when not given) by the strongest agent the server allows, with the
         exact endgame solver where the search reaches it; one ``analysis`` message per move,
         then one with ``done``.  A game replaced meanwhile (new, import, undo) ends it."""
-        game = self.game
-        if not game.moves:
+        if not self.game.moves:
             raise WebError("nothing to analyse: the game has no moves yet")
         t = self._time(q)
         budget = t if t else ANALYSIS_TIME
         if self.max_time is not None:
             budget = min(budget, self.max_time)
-        self._stop_analysis()
-        if self._analyst is None:
-            try:
-                spec = self.session.admit(ANALYSIS_AGENT)
-            except AgentSpecError:
-                spec = self.session.agent_spec
-            opts = replace(self.session.options, agent=spec, warmup=False)
-            self._analyst = Session(opts, self.session.output)
-        moves = list(game.moves)
-        self._analysis = (game.start, moves)
-        self.post(lambda: self._analyse(0, budget))
-        return [{"type": "analysis", "moves": [], "done": False, "total": len(moves),
-                 "agent": self._analyst.agent_spec, "time": budget}]
-
-    def _stop_analysis(self) -> None:
-        self._analysis = None
-        self._analysis_job = None
-        if self._analyst is not None:
-            self._analyst.stop()
-
-    def _check_analysis(self) -> None:
-        """After the game changed: an analysis of moves it no longer starts with stops."""
-        if self._analysis is None:
-            return
-        start, moves = self._analysis
-        if self.game.start != start or self.game.moves[:len(moves)] != moves:
-            self._stop_analysis()
-
-    def _analyse(self, k: int, budget: float) -> None:
-        """Search the position before move ``k`` of the analysed game (moves with no choice
-        are reported at once), or report the end."""
-        if self._closed or self.detached or self._analysis is None:
-            return
-        self._check_analysis()   # the game was replaced: the rest would be void
-        if self._analysis is None:
-            return
-        start, moves = self._analysis
-        trivial: list[Message] = []
-        game = Game.from_moves(moves[:k], start=start)
-        while k < len(moves):
-            pos = game.position
-            legal = pos.legal_moves()
-            if moves[k] != PASS and len(legal) > 1:
-                break
-            if moves[k] != PASS:   # the only move: nothing lost, nothing to search
-                trivial.append({"ply": k, "color": _color_name(pos.side),
-                                "move": square_name(moves[k]), "best": square_name(moves[k]),
-                                "value": None, "best_value": None, "loss": 0, "exact": False,
-                                "after": None})
-            game.play(moves[k])
-            k += 1
-        if trivial:
-            self._write({"type": "analysis", "moves": trivial, "done": False})
-        if k == len(moves):
-            self._analysis = None
-            self._write({"type": "analysis", "moves": [], "done": True})
-            return
-        analyst = self._analyst
-        assert analyst is not None
-        analyst.set_game(game)
-        color = game.position.side
-
-        def done(job: SearchJob) -> None:
-            self.post(lambda: self._analysed(job, k, color, budget))
-
-        limits = Limits(deadline=time.monotonic() + budget, analysis=True)
-        self._analysis_job = analyst.start("analysis", limits, on_done=done)
-        if self.on_search is not None:
-            self.on_search(self._analysis_job)
-
-    def _analysed(self, job: SearchJob, k: int, color: Color, budget: float) -> None:
-        if self._closed or job is not self._analysis_job or job.cancelled \
-                or self._analysis is None:
-            return
-        self._analysis_job = None
-        move = self._analysis[1][k]
-        r = job.result
-        if r is None:
-            self._analysis = None
-            self._write({"type": "error", "request": "analyze",
-                         "message": f"the analysis failed: {job.error}"})
-            return
-        known = {m.move: m for m in r.moves if m.move != PASS
-                 and (m.visits > 0 or m.proven is not None or m.exact)}
-        played = known.get(move)
-        best = max(known.values(), key=lambda m: m.eval, default=None)
-        value = None if played is None else round(played.eval, 1)
-        loss = (None if played is None or best is None
-                else round(max(0.0, best.eval - played.eval), 1))
-        self._write({"type": "analysis", "done": False, "moves": [{
-            "ply": k, "color": _color_name(color), "move": square_name(move),
-            "best": None if best is None else square_name(best.move),
-            "value": value, "best_value": None if best is None else round(best.eval, 1),
-            "loss": loss, "exact": bool(played is not None and played.exact),
-            "after": None if value is None else round(_black_view(value, color), 1)}]})
-        self._analyse(k + 1, budget)
+        return self._start_analysis(budget)
 
     def interrupt(self) -> None:
         """Make running searches return now (any thread: the front end's reader calls it when
@@ -788,10 +626,7 @@ class WebHandler:
     def close(self) -> None:
         self._closed = True
         self._halt()
-        self._stop_analysis()
-        if self._analyst is not None:
-            self._analyst.close()
-            self._analyst = None
+        self._close_analysis()
         self.session.close()
         if self._spare is not None:
             self._spare.close()

@@ -47,11 +47,14 @@ blank line, NBoard ``status ...``), in order with its other answers, and nothing
 libzmq itself refuses only messages over the transport cap (16 MiB or 16 times the limit,
 whichever is larger; it bounds memory): it closes that connection, and a client with its own
 routing id comes back to its session, unanswered for that one message.
+
+This module is the socket loop: frames in, lines out.  The sessions' bookkeeping (opening,
+closing, expiry, eviction, which connection each client is on) is ``zmq_sessions.py``'s; who
+may bind where, and CURVE, is ``zmq_security.py``'s.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import queue
 import threading
@@ -62,21 +65,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import zmq
-import zmq.auth
-from zmq.utils.monitor import recv_monitor_message
 
 if TYPE_CHECKING:
     from zmq.auth.thread import ThreadAuthenticator
 
 from engine_server.agents.policy import AgentPolicy
 from engine_server.commands import detect_protocol
-from engine_server.commands.controller import Controller, Request
-from engine_server.game import Position
+from engine_server.commands.controller import Request
 from engine_server.log import get_logger
-from engine_server.session import EngineOptions, Output, Session
+from engine_server.session import EngineOptions
 from protocol import gtp
 from protocol import nboard as nb
 from protocol import zmq as zframes
+
+from .zmq_security import SecurityError, generate_keys, is_loopback_endpoint, secure
+from .zmq_sessions import ClientSession, SessionTable
 
 log = get_logger("zmq")
 
@@ -90,43 +93,14 @@ DEFAULT_HEARTBEAT = 10.0
 # so that an oversized request is read and answered, yet a bound on what one frame may cost.
 TRANSPORT_CAP_MIN = 16 << 20
 TRANSPORT_CAP_FACTOR = 16
-# Routing ids of closed sessions remembered to tell a returning client why (oldest forgotten).
-EXPIRED_MEMORY = 4096
-# A connected session without a game is evicted only once it has been quiet this long: a
-# client that has just connected is setting up, not abandoned.
-EVICT_NEW_AFTER = 5.0
-# A message that arrives on a connection whose close was seen longer ago than this came on a
-# connection whose accept event was lost (the monitor's queue overflowed): its client is live.
-STALE_CLOSE_S = 2.0
 # A newcomer that finds every slot in use waits this long before "server full": a client that
 # has just closed its socket may not be seen gone yet (its close and the newcomer's message are
 # reported by different queues).
 FULL_WAIT_S = 1.0
-CLOSED_MEMORY = 4096
 
 
 def transport_cap(max_message_bytes: int) -> int:
     return max(TRANSPORT_CAP_MIN, TRANSPORT_CAP_FACTOR * max_message_bytes)
-
-
-class SecurityError(RuntimeError):
-    """The requested bind would expose the engine without authentication."""
-
-
-def is_loopback_endpoint(endpoint: str) -> bool:
-    """``tcp://127.x`` / ``[::1]`` / ``localhost`` and ``ipc://``/``inproc://`` are local."""
-    scheme, _, rest = endpoint.partition("://")
-    if scheme in ("ipc", "inproc"):
-        return True
-    if scheme != "tcp":
-        return False
-    host = rest.rsplit(":", 1)[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # "*", interface names and host names may reach the network
 
 
 @dataclass
@@ -145,58 +119,6 @@ class ServerConfig:
     remote_policy: AgentPolicy = field(default_factory=AgentPolicy)
 
 
-@dataclass
-class ClientSession:
-    identity: bytes
-    session: Session
-    controller: Controller
-    inbox: queue.Queue[Request | None] = field(default_factory=queue.Queue)
-    last_seen: float = field(default_factory=time.monotonic)
-    last_seq: int = -1
-    replies: dict[int, list[str]] = field(default_factory=dict)  # seq -> lines (recent only)
-    current_seq: int = 0
-    current_bare: bool = False   # the request being answered came as one bare frame
-    thread: threading.Thread | None = None
-    closed: bool = False
-    owner: bytes | None = None   # the CURVE client key (ZAP user id) that opened it
-    conn: int | None = None      # the connection its last message came on (None: unknown)
-    connected: bool = True
-    disconnected_at: float | None = None
-
-    @property
-    def own_id(self) -> bool:
-        """The client chose its routing id (libzmq's own start with a zero byte): it can come
-        back to this session from another connection."""
-        return not self.identity.startswith(b"\0")
-
-    def has_game(self) -> bool:
-        """A move was played or a position set: something a client would lose."""
-        game = self.session.game
-        return bool(game.moves) or game.start != Position.start(game.rules)
-
-
-class _Connections:
-    """The server's open connections as the socket monitor reports them: each accepted
-    connection gets a number, kept for its file descriptor until the descriptor's close."""
-
-    def __init__(self) -> None:
-        self.by_fd: dict[int, int] = {}
-        self.closed: OrderedDict[int, float] = OrderedDict()   # connection -> when it closed
-        self._next = 0
-
-    def accepted(self, fd: int) -> None:
-        self._next += 1
-        self.by_fd[fd] = self._next
-
-    def disconnected(self, fd: int, now: float) -> int | None:
-        conn = self.by_fd.get(fd)
-        if conn is not None:
-            self.closed[conn] = now
-            while len(self.closed) > CLOSED_MEMORY:
-                self.closed.popitem(last=False)
-        return conn
-
-
 class ZmqServer:
     def __init__(self, options: EngineOptions, config: ServerConfig,
                  context: zmq.Context | None = None,
@@ -207,10 +129,8 @@ class ZmqServer:
         self.config = config
         self.clock = clock
         self.ctx = context or zmq.Context.instance()
-        self.sessions: dict[bytes, ClientSession] = {}
-        # Routing ids whose session the server closed -> why (told once, when they come back).
-        self.expired: OrderedDict[bytes, str] = OrderedDict()
-        self.evictions = 0
+        # The sessions, their clients' connections, and what returning clients are told.
+        self.table = SessionTable(config, clock)
         self.outbox: queue.Queue = queue.Queue()
         # Session threads may not touch the ROUTER socket; a byte on this pipe wakes the
         # socket's thread as soon as they queue a line (waiting for a poll timeout cost ~2 ms
@@ -222,8 +142,6 @@ class ZmqServer:
         self._pipe_lock = threading.Lock()
         self._stop = threading.Event()
         self._auth: ThreadAuthenticator | None = None
-        self.conns = _Connections()
-        self._just_closed: list[tuple[int, float]] = []
         # Requests of newcomers waiting for a slot: (give up at, frames, fd, user), in order.
         self._waiting: list[tuple[float, list[bytes], int | None, bytes | None]] = []
         # Every session starts with the default agent: it must pass the remote policy.
@@ -232,10 +150,23 @@ class ZmqServer:
         self.monitor: zmq.Socket | None = self.socket.get_monitor_socket(
             zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
 
+    @property
+    def sessions(self) -> dict[bytes, ClientSession]:
+        return self.table.sessions
+
+    @property
+    def expired(self) -> OrderedDict[bytes, str]:
+        """Routing ids whose session the server closed -> why (told once, when they come
+        back)."""
+        return self.table.expired
+
+    @property
+    def evictions(self) -> int:
+        return self.table.evictions
+
     # --- socket and security ------------------------------------------------------------------
     def _bind(self) -> zmq.Socket:
         cfg = self.config
-        local = is_loopback_endpoint(cfg.endpoint)
         sock = self.ctx.socket(zmq.ROUTER)
         sock.setsockopt(zmq.LINGER, 0)
         # Far above the protocol's limit: what is over that limit is read and refused with an
@@ -252,166 +183,22 @@ class ZmqServer:
             sock.setsockopt(zmq.HEARTBEAT_IVL, ivl)
             sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * ivl)
             sock.setsockopt(zmq.HEARTBEAT_TTL, min(3 * ivl, 6_553_500))
-        if cfg.server_secret_key is not None:
-            from zmq.auth.thread import ThreadAuthenticator
-
-            if cfg.allowed_clients is None:
-                raise SecurityError("CURVE needs --allowed-clients DIR (client public keys)")
-            public, secret = zmq.auth.load_certificate(str(cfg.server_secret_key))
-            if secret is None:
-                raise SecurityError(f"{cfg.server_secret_key} holds no secret key")
-            self._auth = ThreadAuthenticator(self.ctx)
-            self._auth.start()
-            self._auth.configure_curve(domain="*", location=str(cfg.allowed_clients))
-            sock.curve_secretkey = secret
-            sock.curve_publickey = public
-            sock.curve_server = True
-        elif not local:
-            if not cfg.insecure:
-                sock.close(0)
-                raise SecurityError(
-                    f"refusing to bind {cfg.endpoint} without CURVE authentication: pass "
-                    "--curve-key and --allowed-clients, or --insecure to accept the risk")
-            log.warning("insecure_bind", endpoint=cfg.endpoint,
-                        note="anyone who can reach this address controls the engine")
+        self._auth = secure(sock, self.ctx, cfg.endpoint, cfg.server_secret_key,
+                            cfg.allowed_clients, cfg.insecure)
         sock.bind(cfg.endpoint)
         self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
         log.info("zmq_listening", endpoint=self.endpoint, curve=self._auth is not None)
         return sock
 
-    # --- sessions -----------------------------------------------------------------------------
+    # --- sessions (zmq_sessions.py) -----------------------------------------------------------
     def _new_session(self, identity: bytes, owner: bytes | None) -> ClientSession:
-        cs_holder: list[ClientSession] = []
-
-        def sink(line: str) -> None:
-            cs = cs_holder[0]
-            seq = cs.current_seq
-            lst = cs.replies.get(seq)
-            if lst is not None:
-                lst.append(line)
-            self.outbox.put((identity, None if cs.current_bare else seq, line))
-            self._wake()
-
         opts = replace(self.options, warmup=False, policy=self.config.remote_policy)
-        session = Session(opts, Output(sink))
-        cs = ClientSession(identity, session, Controller(session), owner=owner,
-                           last_seen=self.clock())
-        cs_holder.append(cs)
-        cs.thread = threading.Thread(target=self._run_session, args=(cs,),
-                                     name=f"zmq-session-{identity.hex()[:8]}", daemon=True)
-        cs.thread.start()
-        self.sessions[identity] = cs
-        log.info("session_open", client=identity.hex(), own_id=cs.own_id,
-                 sessions=len(self.sessions))
-        return cs
+        return self.table.open(identity, owner, opts, self._deliver)
 
-    def _run_session(self, cs: ClientSession) -> None:
-        def before(req: Request) -> None:
-            seq, bare = req.tag
-            cs.current_seq = seq
-            cs.current_bare = bare
-            cs.replies[seq] = []
-            for old in [s for s in cs.replies if s < seq - 8]:
-                del cs.replies[old]  # keep a few recent answers for retries
-
-        try:
-            cs.controller.run(cs.inbox, before)
-        finally:
-            cs.closed = True
-
-    def _close_session(self, identity: bytes, reason: str, expired: str | None = None) -> None:
-        """End a session; ``expired`` is what its client is told if it comes back (only a
-        client with its own routing id can)."""
-        cs = self.sessions.pop(identity, None)
-        if cs is None:
-            return
-        cs.session.interrupt()
-        cs.inbox.put(None)
-        if expired is not None and cs.own_id:
-            self.expired[identity] = expired
-            self.expired.move_to_end(identity)
-            while len(self.expired) > EXPIRED_MEMORY:
-                self.expired.popitem(last=False)
-        log.info("session_close", client=identity.hex(), reason=reason,
-                 sessions=len(self.sessions))
-
-    def _evict(self, now: float) -> bool:
-        """Free a slot for a new client: the session quiet longest among those not searching
-        whose client has gone or that hold no game.  False when every session is in use."""
-        self._apply_closes()   # clients whose close has been reported are gone
-        for identity, cs in list(self.sessions.items()):
-            if cs.closed:   # ended by quit, not reaped yet
-                self.sessions.pop(identity, None)
-                return True
-        if len(self.sessions) < self.config.max_sessions:
-            return True   # a plain client's session ended with its connection just now
-        best: tuple[float, bytes, str] | None = None
-        for identity, cs in self.sessions.items():
-            if cs.session.busy:
-                continue
-            idle = now - cs.last_seen
-            if not cs.connected:
-                why = "its connection had closed"
-            elif not cs.has_game() and idle >= EVICT_NEW_AFTER:
-                why = "it had no game"
-            else:
-                continue
-            if best is None or idle > best[0]:
-                best = (idle, identity, why)
-        if best is None:
-            return False
-        idle, identity, why = best
-        self.evictions += 1
-        self._close_session(identity, "evicted", expired=(
-            f"evicted for a new client when all {self.config.max_sessions} sessions were "
-            f"taken, after {idle:.0f} s without a request ({why})"))
-        return True
-
-    # --- connections --------------------------------------------------------------------------
-    def _drain_monitor(self, now: float) -> None:
-        """Bring the connection table up to date.  Closes are applied to the table at once and
-        to sessions after the messages received with them (``_apply_closes``): those came
-        before the close."""
-        if self.monitor is None:
-            return
-        while True:
-            try:
-                event = recv_monitor_message(self.monitor, flags=zmq.NOBLOCK)
-            except zmq.Again:
-                return
-            except zmq.ZMQError:
-                return
-            kind, fd = event["event"], int(event["value"])
-            if kind == zmq.EVENT_ACCEPTED:
-                self.conns.accepted(fd)
-            elif kind == zmq.EVENT_DISCONNECTED:
-                conn = self.conns.disconnected(fd, now)
-                if conn is not None:
-                    self._just_closed.append((conn, now))
-
-    def _apply_closes(self) -> None:
-        closed, self._just_closed = self._just_closed, []
-        for conn, when in closed:
-            for identity, cs in list(self.sessions.items()):
-                if cs.conn != conn or not cs.connected:
-                    continue
-                cs.connected = False
-                cs.disconnected_at = when
-                if not cs.own_id:
-                    # Its routing id died with the connection: nobody can reach it again.
-                    self._close_session(identity, "disconnected")
-
-    def _attribute(self, cs: ClientSession, fd: int | None, now: float) -> None:
-        """Where ``cs``'s client is, from the connection its latest message came on."""
-        conn = None if fd is None else self.conns.by_fd.get(fd)
-        closed_at = None if conn is None else self.conns.closed.get(conn)
-        if conn is not None and closed_at is not None and now - closed_at < STALE_CLOSE_S:
-            # Sent just before that connection closed.
-            cs.conn, cs.connected, cs.disconnected_at = conn, False, closed_at
-        else:
-            # An open connection, or one the monitor did not report (inproc): alive.
-            cs.conn = conn if closed_at is None else None
-            cs.connected, cs.disconnected_at = True, None
+    def _deliver(self, identity: bytes, seq: int | None, line: str) -> None:
+        """A session's output line, from its thread: queued for the socket's thread."""
+        self.outbox.put((identity, seq, line))
+        self._wake()
 
     # --- main loop ----------------------------------------------------------------------------
     def _reply_form(self, cs: ClientSession | None, text: str | None) -> str:
@@ -460,7 +247,7 @@ class ZmqServer:
                          "this routing id belongs to another client's session")
             return
         if cs is not None:
-            self._attribute(cs, fd, now)
+            self.table.attribute(cs, fd, now)
             cs.last_seen = now
             if seq and seq <= cs.last_seq:
                 # A retry of a request already handled: answer again, do not execute again.
@@ -491,7 +278,7 @@ class ZmqServer:
         assert text is not None and seq is not None
 
         if cs is None:
-            if len(self.sessions) >= self.config.max_sessions and not self._evict(now):
+            if len(self.sessions) >= self.config.max_sessions and not self.table.evict(now):
                 if give_up is None or received < give_up:
                     self._waiting.append((give_up or received + FULL_WAIT_S, frames, fd, user))
                     return
@@ -500,7 +287,7 @@ class ZmqServer:
                              else "server full: too many sessions")
                 return
             cs = self._new_session(identity, user)
-            self._attribute(cs, fd, now)
+            self.table.attribute(cs, fd, now)
         if seq != 0:
             cs.last_seq = seq
         cs.controller.arrived(text)
@@ -541,36 +328,6 @@ class ZmqServer:
                 return
             self._send(identity, seq, line)
 
-    def _reap(self) -> None:
-        now = self.clock()
-        cfg = self.config
-        for identity, cs in list(self.sessions.items()):
-            if cs.closed:
-                self.sessions.pop(identity, None)
-                log.info("session_ended", client=identity.hex())
-                continue
-            if not cs.connected and not cs.own_id:
-                self._close_session(identity, "disconnected")
-                continue
-            if cs.session.busy:
-                cs.last_seen = now   # a search is activity: quiet time counts from its end
-                continue
-            idle = now - cs.last_seen
-            gone = None if cs.connected or cs.disconnected_at is None else \
-                now - cs.disconnected_at
-            if gone is not None and gone > cfg.disconnected_timeout and \
-                    idle > cfg.disconnected_timeout:
-                self._close_session(identity, "disconnected", expired=(
-                    f"closed {cfg.disconnected_timeout:g} s after its connection closed "
-                    "(disconnected_timeout)"))
-            elif idle > cfg.new_session_timeout and not cs.has_game():
-                self._close_session(identity, "idle_new", expired=(
-                    f"closed after {cfg.new_session_timeout:g} s without a request before any "
-                    "game (new_session_timeout)"))
-            elif idle > cfg.idle_timeout:
-                self._close_session(identity, "idle", expired=(
-                    f"closed after {cfg.idle_timeout:g} s without a request (idle_timeout)"))
-
     def _receive(self) -> None:
         """Read what has arrived, then the monitor (which has each message's connection by
         then: libzmq reports an accept before the connection's first message), then handle."""
@@ -581,14 +338,14 @@ class ZmqServer:
             except zmq.Again:
                 break
         now = self.clock()
-        self._drain_monitor(now)
+        self.table.drain_monitor(self.monitor, now)
         for frames in batch:
             try:
                 self._handle_frames([f.bytes for f in frames], _frame_fd(frames[-1]),
                                     _frame_user(frames[-1]))
             except Exception:
                 log.exception("bad_frames")
-        self._apply_closes()
+        self.table.apply_closes()
 
     def _retry_waiting(self) -> None:
         waiting, self._waiting = self._waiting, []
@@ -616,7 +373,7 @@ class ZmqServer:
                     self._retry_waiting()
                 self._flush_outbox()
                 if time.monotonic() - last_reap > 1.0:
-                    self._reap()
+                    self.table.reap(self.clock())
                     last_reap = time.monotonic()
         finally:
             self.close()
@@ -628,7 +385,7 @@ class ZmqServer:
 
     def close(self) -> None:
         for identity in list(self.sessions):
-            self._close_session(identity, "server stop")
+            self.table.close(identity, "server stop")
         if self.monitor is not None:
             try:
                 self.socket.disable_monitor()
@@ -664,14 +421,6 @@ def _frame_user(frame: zmq.Frame) -> bytes | None:
     except zmq.ZMQError:
         return None
     return user.encode() if isinstance(user, str) else None
-
-
-def generate_keys(directory: str | Path, name: str) -> tuple[Path, Path]:
-    """A CURVE key pair ``NAME.key`` (public) and ``NAME.key_secret`` in ``directory``."""
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
-    public, secret = zmq.auth.create_certificates(str(d), name)
-    return Path(public), Path(secret)
 
 
 __all__ = ["ZmqServer", "ServerConfig", "SecurityError", "is_loopback_endpoint",

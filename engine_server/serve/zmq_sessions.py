@@ -1,0 +1,285 @@
+"""The ZeroMQ server's sessions: one per client routing id, with the connection its client was
+last seen on, closed when its client has gone or been quiet too long, evicted for a newcomer
+when every slot is taken (the rules are in ``zmq_server.py``'s docstring, "Resuming" and
+"Liveness").
+
+:class:`SessionTable` owns this bookkeeping; the socket loop (``zmq_server.py``) feeds it what
+arrives and what the socket monitor reports, and sends what the sessions write.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+import zmq
+from zmq.utils.monitor import recv_monitor_message
+
+from engine_server.commands.controller import Controller, Request
+from engine_server.game import Position
+from engine_server.log import get_logger
+from engine_server.session import EngineOptions, Output, Session
+
+log = get_logger("zmq")
+
+# Routing ids of closed sessions remembered to tell a returning client why (oldest forgotten).
+EXPIRED_MEMORY = 4096
+# A connected session without a game is evicted only once it has been quiet this long: a
+# client that has just connected is setting up, not abandoned.
+EVICT_NEW_AFTER = 5.0
+# A message that arrives on a connection whose close was seen longer ago than this came on a
+# connection whose accept event was lost (the monitor's queue overflowed): its client is live.
+STALE_CLOSE_S = 2.0
+CLOSED_MEMORY = 4096
+
+# What a session's output is handed to: (routing id, seq or None for a bare request, line).
+Deliver = Callable[[bytes, int | None, str], None]
+
+
+class SessionLimits(Protocol):
+    """The part of the server's configuration the sessions obey (``ServerConfig``)."""
+
+    max_sessions: int
+    idle_timeout: float
+    new_session_timeout: float
+    disconnected_timeout: float
+
+
+@dataclass
+class ClientSession:
+    identity: bytes
+    session: Session
+    controller: Controller
+    inbox: queue.Queue[Request | None] = field(default_factory=queue.Queue)
+    last_seen: float = field(default_factory=time.monotonic)
+    last_seq: int = -1
+    replies: dict[int, list[str]] = field(default_factory=dict)  # seq -> lines (recent only)
+    current_seq: int = 0
+    current_bare: bool = False   # the request being answered came as one bare frame
+    thread: threading.Thread | None = None
+    closed: bool = False
+    owner: bytes | None = None   # the CURVE client key (ZAP user id) that opened it
+    conn: int | None = None      # the connection its last message came on (None: unknown)
+    connected: bool = True
+    disconnected_at: float | None = None
+
+    @property
+    def own_id(self) -> bool:
+        """The client chose its routing id (libzmq's own start with a zero byte): it can come
+        back to this session from another connection."""
+        return not self.identity.startswith(b"\0")
+
+    def has_game(self) -> bool:
+        """A move was played or a position set: something a client would lose."""
+        game = self.session.game
+        return bool(game.moves) or game.start != Position.start(game.rules)
+
+
+
+class Connections:
+    """The server's open connections as the socket monitor reports them: each accepted
+    connection gets a number, kept for its file descriptor until the descriptor's close."""
+
+    def __init__(self) -> None:
+        self.by_fd: dict[int, int] = {}
+        self.closed: OrderedDict[int, float] = OrderedDict()   # connection -> when it closed
+        self._next = 0
+
+    def accepted(self, fd: int) -> None:
+        self._next += 1
+        self.by_fd[fd] = self._next
+
+    def disconnected(self, fd: int, now: float) -> int | None:
+        conn = self.by_fd.get(fd)
+        if conn is not None:
+            self.closed[conn] = now
+            while len(self.closed) > CLOSED_MEMORY:
+                self.closed.popitem(last=False)
+        return conn
+
+
+class SessionTable:
+    """The sessions by routing id, the connections their clients are on, and the routing ids
+    of closed sessions with why (told once, when they come back)."""
+
+    def __init__(self, limits: SessionLimits, clock: Callable[[], float]):
+        self.limits = limits
+        self.clock = clock
+        self.sessions: dict[bytes, ClientSession] = {}
+        # Routing ids whose session the server closed -> why (told once, when they come back).
+        self.expired: OrderedDict[bytes, str] = OrderedDict()
+        self.evictions = 0
+        self.conns = Connections()
+        self.just_closed: list[tuple[int, float]] = []
+
+    # --- sessions -----------------------------------------------------------------------------
+    def open(self, identity: bytes, owner: bytes | None, options: EngineOptions,
+             deliver: Deliver) -> ClientSession:
+        """A new session for ``identity`` with its own controller thread; what it writes goes
+        to ``deliver`` (and into its memory of recent answers, for retries)."""
+        cs_holder: list[ClientSession] = []
+
+        def sink(line: str) -> None:
+            cs = cs_holder[0]
+            seq = cs.current_seq
+            lst = cs.replies.get(seq)
+            if lst is not None:
+                lst.append(line)
+            deliver(identity, None if cs.current_bare else seq, line)
+
+        session = Session(options, Output(sink))
+        cs = ClientSession(identity, session, Controller(session), owner=owner,
+                           last_seen=self.clock())
+        cs_holder.append(cs)
+        cs.thread = threading.Thread(target=self._run, args=(cs,),
+                                     name=f"zmq-session-{identity.hex()[:8]}", daemon=True)
+        cs.thread.start()
+        self.sessions[identity] = cs
+        log.info("session_open", client=identity.hex(), own_id=cs.own_id,
+                 sessions=len(self.sessions))
+        return cs
+
+    def _run(self, cs: ClientSession) -> None:
+        def before(req: Request) -> None:
+            seq, bare = req.tag
+            cs.current_seq = seq
+            cs.current_bare = bare
+            cs.replies[seq] = []
+            for old in [s for s in cs.replies if s < seq - 8]:
+                del cs.replies[old]  # keep a few recent answers for retries
+
+        try:
+            cs.controller.run(cs.inbox, before)
+        finally:
+            cs.closed = True
+
+    def close(self, identity: bytes, reason: str, expired: str | None = None) -> None:
+        """End a session; ``expired`` is what its client is told if it comes back (only a
+        client with its own routing id can)."""
+        cs = self.sessions.pop(identity, None)
+        if cs is None:
+            return
+        cs.session.interrupt()
+        cs.inbox.put(None)
+        if expired is not None and cs.own_id:
+            self.expired[identity] = expired
+            self.expired.move_to_end(identity)
+            while len(self.expired) > EXPIRED_MEMORY:
+                self.expired.popitem(last=False)
+        log.info("session_close", client=identity.hex(), reason=reason,
+                 sessions=len(self.sessions))
+
+    def evict(self, now: float) -> bool:
+        """Free a slot for a new client: the session quiet longest among those not searching
+        whose client has gone or that hold no game.  False when every session is in use."""
+        self.apply_closes()   # clients whose close has been reported are gone
+        for identity, cs in list(self.sessions.items()):
+            if cs.closed:   # ended by quit, not reaped yet
+                self.sessions.pop(identity, None)
+                return True
+        if len(self.sessions) < self.limits.max_sessions:
+            return True   # a plain client's session ended with its connection just now
+        best: tuple[float, bytes, str] | None = None
+        for identity, cs in self.sessions.items():
+            if cs.session.busy:
+                continue
+            idle = now - cs.last_seen
+            if not cs.connected:
+                why = "its connection had closed"
+            elif not cs.has_game() and idle >= EVICT_NEW_AFTER:
+                why = "it had no game"
+            else:
+                continue
+            if best is None or idle > best[0]:
+                best = (idle, identity, why)
+        if best is None:
+            return False
+        idle, identity, why = best
+        self.evictions += 1
+        self.close(identity, "evicted", expired=(
+            f"evicted for a new client when all {self.limits.max_sessions} sessions were "
+            f"taken, after {idle:.0f} s without a request ({why})"))
+        return True
+
+    def reap(self, now: float) -> None:
+        """Close the sessions whose client has gone or been quiet too long."""
+        cfg = self.limits
+        for identity, cs in list(self.sessions.items()):
+            if cs.closed:
+                self.sessions.pop(identity, None)
+                log.info("session_ended", client=identity.hex())
+                continue
+            if not cs.connected and not cs.own_id:
+                self.close(identity, "disconnected")
+                continue
+            if cs.session.busy:
+                cs.last_seen = now   # a search is activity: quiet time counts from its end
+                continue
+            idle = now - cs.last_seen
+            gone = None if cs.connected or cs.disconnected_at is None else \
+                now - cs.disconnected_at
+            if gone is not None and gone > cfg.disconnected_timeout and \
+                    idle > cfg.disconnected_timeout:
+                self.close(identity, "disconnected", expired=(
+                    f"closed {cfg.disconnected_timeout:g} s after its connection closed "
+                    "(disconnected_timeout)"))
+            elif idle > cfg.new_session_timeout and not cs.has_game():
+                self.close(identity, "idle_new", expired=(
+                    f"closed after {cfg.new_session_timeout:g} s without a request before any "
+                    "game (new_session_timeout)"))
+            elif idle > cfg.idle_timeout:
+                self.close(identity, "idle", expired=(
+                    f"closed after {cfg.idle_timeout:g} s without a request (idle_timeout)"))
+
+    # --- connections --------------------------------------------------------------------------
+    def drain_monitor(self, monitor: zmq.Socket | None, now: float) -> None:
+        """Bring the connection table up to date.  Closes are applied to the table at once and
+        to sessions after the messages received with them (``apply_closes``): those came
+        before the close."""
+        if monitor is None:
+            return
+        while True:
+            try:
+                event = recv_monitor_message(monitor, flags=zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            except zmq.ZMQError:
+                return
+            kind, fd = event["event"], int(event["value"])
+            if kind == zmq.EVENT_ACCEPTED:
+                self.conns.accepted(fd)
+            elif kind == zmq.EVENT_DISCONNECTED:
+                conn = self.conns.disconnected(fd, now)
+                if conn is not None:
+                    self.just_closed.append((conn, now))
+
+    def apply_closes(self) -> None:
+        closed, self.just_closed = self.just_closed, []
+        for conn, when in closed:
+            for identity, cs in list(self.sessions.items()):
+                if cs.conn != conn or not cs.connected:
+                    continue
+                cs.connected = False
+                cs.disconnected_at = when
+                if not cs.own_id:
+                    # Its routing id died with the connection: nobody can reach it again.
+                    self.close(identity, "disconnected")
+
+    def attribute(self, cs: ClientSession, fd: int | None, now: float) -> None:
+        """Where ``cs``'s client is, from the connection its latest message came on."""
+        conn = None if fd is None else self.conns.by_fd.get(fd)
+        closed_at = None if conn is None else self.conns.closed.get(conn)
+        if conn is not None and closed_at is not None and now - closed_at < STALE_CLOSE_S:
+            # Sent just before that connection closed.
+            cs.conn, cs.connected, cs.disconnected_at = conn, False, closed_at
+        else:
+            # An open connection, or one the monitor did not report (inproc): alive.
+            cs.conn = conn if closed_at is None else None
+            cs.connected, cs.disconnected_at = True, None
+
+
+__all__ = ["ClientSession", "Connections", "Deliver", "SessionLimits", "SessionTable"]
