@@ -13,440 +13,111 @@ the deadline or by the caller's stop event) and ``ctl[LIMIT]`` (a node budget) e
 nodes; after either every frame returns at once with ``ctl[ABORTED]`` set and stores nothing.
 An aborted iteration still counts where it can be trusted: a root move whose full-window search
 finished above the previous best replaces it (PVS proves that with a finished re-search).
+
+The code lives in one module per concern, all re-exported here so that ``alphabeta.X`` names it
+as before:
+
+* ``alphabeta_table.py`` - the control array's layout (``NODES``, ``STOP``, ``ROOT_BEST``, ...,
+  ``CTL_SIZE``) and the transposition table (``_store``, ``table_move``, ``known_children``);
+* ``alphabeta_probcut.py`` - Multi-ProbCut's levels (``SELECTIVITY_T``, ``SEL_EXACT``), the
+  margins table's shape (``MPC_SHAPE``, ``NO_MPC``) and the probe depth;
+* ``alphabeta_pvs.py`` - the search proper: ``_pvs`` (the probes included), ``search_root``,
+  ``search_move``, the leaves, ``static_eval``;
+* ``alphabeta_split.py`` - split points for helper threads (``split_root``, ``_SplitPoint``);
+* this file - iterative deepening with aspiration windows, :class:`AlphaBeta` and
+  :class:`ABResult`.
 """
 
 from __future__ import annotations
 
-import collections
 import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from numba import njit, types
 
-from engine_server.eval.features import eval_tables, evaluate_moves, evaluate_raw
+from engine_server.eval.features import eval_tables
 from engine_server.game import PASS, Position
-from engine_server.game.bitboard import (
-    U0,
-    U1,
-    U,
-    disc_score,
-    flips,
-    legal_moves,
-    lowest_square,
-    popcount,
+
+from .alphabeta_probcut import (
+    MPC_MIN_DEPTH,
+    MPC_SHAPE,
+    NO_MPC,
+    PC_MAX_NEST,
+    SEL_EXACT,
+    SELECTIVITY_PCT,
+    SELECTIVITY_T,
+    _shallow,
+)
+from .alphabeta_pvs import (
+    _CORNERS,
+    _SIG,
+    ETC_DEPTH,
+    EVAL_MAX,
+    RAW_SHIFT,
+    SCALE,
+    SORT_MOBILITY_DEPTH,
+    _final,
+    _leaf,
+    _poll,
+    _pvs,
+    search_move,
+    search_root,
+    static_eval,
+)
+from .alphabeta_split import (
+    PARALLEL_DEPTH,
+    SPLIT_DEPTH,
+    _SplitPoint,
+    child_mobility,
+    child_position,
+    split_order,
+    split_root,
+)
+from .alphabeta_table import (
+    _DEPTH_SHIFT,
+    _GEN_SHIFT,
+    _HK1,
+    _HK2,
+    _LO_SHIFT,
+    _M8,
+    _M16,
+    _MOVE_SHIFT,
+    _NO_MOVE,
+    _OFF,
+    _RULES_SHIFT,
+    _S32,
+    _SEL_SHIFT,
+    _UP_SHIFT,
+    _VALID,
+    ABORTED,
+    CTL_SIZE,
+    GEN,
+    HALT,
+    INF,
+    LIMIT,
+    MAX_PLY,
+    NODES,
+    PC_NEST,
+    POLL,
+    ROOT_BEST,
+    ROOT_DONE,
+    ROOT_SCORE,
+    SCRATCH,
+    SEL,
+    SLOT,
+    STOP,
+    _holds,
+    _slot,
+    _store,
+    known_children,
+    store_root,
+    table_move,
 )
 
-from .bounds import table_cut
-
-SCALE = 4                 # score units per disc
-RAW_SHIFT = 4             # evaluate_raw is in 1/64 disc: >> 4 gives quarter discs
-EVAL_MAX = 64 * SCALE - 1  # an evaluation never claims a certain wipe-out
-INF = 30000
-
-# ctl layout
-NODES, LIMIT, ABORTED, STOP, GEN, ROOT_BEST, ROOT_SCORE, ROOT_DONE, SEL, PC_NEST, HALT = \
-    range(11)
-SCRATCH = 16
-MAX_PLY = 96
-SLOT = 128                # per ply: up to 64 moves, then their keys
-CTL_SIZE = SCRATCH + MAX_PLY * SLOT
-POLL = 1023
-
-# tt: keys uint64 [size, 2] (P, O); data int64 [size]
-_OFF = 1 << 15
-_LO_SHIFT = 0
-_UP_SHIFT = 16
-_DEPTH_SHIFT = 32
-_MOVE_SHIFT = 40
-_GEN_SHIFT = 48
-_RULES_SHIFT = 56
-_SEL_SHIFT = 58           # the selectivity the bounds were found at (SEL_EXACT: none)
-_VALID = 1 << 62
-_M16 = (1 << 16) - 1
-_M8 = 255
-_NO_MOVE = 127
-_HK1 = U(0x9E3779B97F4A7C15)
-_HK2 = U(0xC2B2AE3D27D4EB4F)
-_S32 = U(32)
-_CORNERS = U(0x8100000000000081)
-SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
-ETC_DEPTH = 4             # from this depth children are looked up in the table first
 ASPIRATION_DEPTH = 4      # from this iteration the root searches a window around the last value
 ASPIRATION = 2 * SCALE    # its half width
-PARALLEL_DEPTH = 5        # from this iteration helper threads split the root
-SPLIT_DEPTH = 6           # and every node down the first moves with this much depth left
-
-# Multi-ProbCut (Buro 1997, in Edax's form): at depth >= MPC_MIN_DEPTH a null-window search of
-# the shallow depth predicts the deep value; when it lies beyond the window by the margin
-# t * sigma(empties, depth) the node is cut.  Levels 0..4 are Egaroucid's confidences; SEL_EXACT
-# searches full width.  ``mpc`` tables hold the margin in score units per [depth, empties].
-SELECTIVITY_T = (1.13, 1.55, 1.81, 2.32, 2.57)
-SELECTIVITY_PCT = (74, 88, 93, 98, 99)
-SEL_EXACT = len(SELECTIVITY_T)
-MPC_MIN_DEPTH = 3
-PC_MAX_NEST = 2           # probes inside probes, at most (Edax: 2)
-MPC_SHAPE = (61, 65)      # [depth, empties]
-NO_MPC = np.zeros(MPC_SHAPE, np.int64)
-
-
-@njit(cache=True, inline="always")
-def _slot(keys, P, O):
-    h = (P * _HK1) ^ (O * _HK2)
-    h ^= h >> _S32
-    return np.int64(h & U(keys.shape[0] - 1))
-
-
-@njit(cache=True, inline="always")
-def _leaf(P, O, W, moves):
-    """The evaluation in score units; ``moves``: the mover's legal moves."""
-    e = evaluate_moves(P, O, W, moves) >> RAW_SHIFT
-    if e > EVAL_MAX:
-        return EVAL_MAX
-    if e < -EVAL_MAX:
-        return -EVAL_MAX
-    return e
-
-
-@njit(cache=True, inline="always")
-def _final(P, O, rules):
-    return SCALE * disc_score(popcount(P), popcount(O), rules)
-
-
-@njit(cache=True, inline="always")
-def _poll(ctl):
-    ctl[NODES] += 1
-    if (ctl[NODES] & POLL) == 0:
-        # STOP: the clock or the caller; HALT: this thread's speculative work is not needed
-        if ctl[STOP] != 0 or ctl[HALT] != 0 or ctl[NODES] >= ctl[LIMIT]:
-            ctl[ABORTED] = 1
-    return ctl[ABORTED] != 0
-
-
-@njit(cache=True, inline="always")
-def _holds(keys, data, i, P, O):
-    """Entry ``i`` is (P, O)'s.  The keys are stored xor-ed with the data word, so an entry
-    torn by another search thread writing it at the same time never matches."""
-    d = data[i]
-    w = U(d)
-    return (d & _VALID) != 0 and (keys[i, 0] ^ w) == P and (keys[i, 1] ^ w) == O
-
-
-@njit(cache=True, inline="always")
-def _shallow(depth):
-    """The probe depth of Multi-ProbCut: about half, same parity (Edax: 4->2, 8->4, 9->5)."""
-    return 2 * (depth // 4) + (depth & 1)
-
-
-@njit(cache=True)
-def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
-    i = _slot(keys, P, O)
-    d = data[i]
-    same = _holds(keys, data, i, P, O)
-    if d & _VALID and not same:
-        # keep a deeper entry of the current search; anything older or shallower goes
-        if ((d >> _GEN_SHIFT) & _M8) == gen and ((d >> _DEPTH_SHIFT) & _M8) > depth:
-            return
-    lo = -INF
-    up = INF
-    if best > alpha:
-        lo = best
-    if best < beta:
-        up = best
-    if same and ((d >> _DEPTH_SHIFT) & _M8) == depth and ((d >> _RULES_SHIFT) & 3) == rules \
-            and ((d >> _SEL_SHIFT) & 7) == sel:
-        # same depth: intersect the bounds
-        olo = ((d >> _LO_SHIFT) & _M16) - _OFF
-        oup = ((d >> _UP_SHIFT) & _M16) - _OFF
-        if olo > lo and olo <= up:
-            lo = olo
-        if oup < up and oup >= lo:
-            up = oup
-    nd = ((lo + _OFF) << _LO_SHIFT) | ((up + _OFF) << _UP_SHIFT) | \
-        (np.int64(depth) << _DEPTH_SHIFT) | (np.int64(move) << _MOVE_SHIFT) | \
-        (np.int64(gen) << _GEN_SHIFT) | (np.int64(rules) << _RULES_SHIFT) | \
-        (np.int64(sel) << _SEL_SHIFT) | _VALID
-    data[i] = nd
-    keys[i, 0] = P ^ U(nd)
-    keys[i, 1] = O ^ U(nd)
-
-
-_SIG = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
-                   types.int64, types.int16[:, ::1], types.int64, types.uint64[:, ::1],
-                   types.int64[::1], types.int64[::1], types.int64[:, ::1])
-
-
-@njit(_SIG, cache=True, nogil=True)
-def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
-    if _poll(ctl):
-        return 0
-    moves = legal_moves(P, O)
-    if moves == U0:
-        if legal_moves(O, P) == U0:
-            return _final(P, O, rules)
-        return -_pvs(O, P, -beta, -alpha, depth, ply + 1, W, rules, keys, data, ctl, mpc)
-    if depth <= 0:
-        return _leaf(P, O, W, moves)
-    if depth == 1:
-        # children are leaves: score them directly (a table costs more than it saves here)
-        best = -INF
-        while moves != U0:
-            m = moves & (~moves + U1)
-            moves ^= m
-            f = flips(P, O, m)
-            # depth - 1, never a literal 0: a recursive call typed with a literal argument
-            # breaks numba's cache in the next process (numba #6061)
-            v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data,
-                      ctl, mpc)
-            if v > best:
-                best = v
-                if v > alpha:
-                    alpha = v
-                    if alpha >= beta:
-                        break
-        return 0 if ctl[ABORTED] != 0 else best
-    # transposition table
-    hash_move = _NO_MOVE
-    sel = ctl[SEL]
-    i = _slot(keys, P, O)
-    d = data[i]
-    if _holds(keys, data, i, P, O) and ((d >> _RULES_SHIFT) & 3) == rules:
-        hash_move = (d >> _MOVE_SHIFT) & _M8
-        # bounds found at least as deep and with at least this confidence decide
-        if ((d >> _DEPTH_SHIFT) & _M8) >= depth and ((d >> _SEL_SHIFT) & 7) >= sel:
-            cut, v, alpha, beta = table_cut(((d >> _LO_SHIFT) & _M16) - _OFF,
-                                            ((d >> _UP_SHIFT) & _M16) - _OFF, alpha, beta)
-            if cut:
-                return v
-    if depth >= MPC_MIN_DEPTH and sel < SEL_EXACT and ctl[PC_NEST] < PC_MAX_NEST:
-        margin = mpc[depth, 64 - popcount(P | O)]
-        if margin > 0:
-            ds = _shallow(depth)
-            ctl[PC_NEST] += 1
-            cut = 0
-            hi = beta + margin
-            if hi < EVAL_MAX:
-                v = _pvs(P, O, hi - 1, hi, ds, ply, W, rules, keys, data, ctl, mpc)
-                if v >= hi:
-                    cut = 1
-            lo = alpha - margin
-            if cut == 0 and lo > -EVAL_MAX:
-                v = _pvs(P, O, lo, lo + 1, ds, ply, W, rules, keys, data, ctl, mpc)
-                if v <= lo:
-                    cut = -1
-            ctl[PC_NEST] -= 1
-            if ctl[ABORTED] != 0:
-                return 0
-            if cut == 1:
-                return beta
-            if cut == -1:
-                return alpha
-    alpha0 = alpha
-    best = -INF
-    best_move = _NO_MOVE
-    # order: table move, then the child's evaluation (the opponent's view: lower first)
-    base = SCRATCH + ply * SLOT
-    n = 0
-    mm = moves
-    etc = depth >= ETC_DEPTH
-    while mm != U0:
-        m = mm & (~mm + U1)
-        mm ^= m
-        sq = lowest_square(m)
-        if etc:
-            # enhanced transposition cutoff: a child the table already refutes enough
-            f = flips(P, O, m)
-            nP = O ^ f
-            nO = P ^ f ^ m
-            j = _slot(keys, nP, nO)
-            dj = data[j]
-            if _holds(keys, data, j, nP, nO) and ((dj >> _RULES_SHIFT) & 3) == rules and \
-                    ((dj >> _DEPTH_SHIFT) & _M8) >= depth - 1 and \
-                    ((dj >> _SEL_SHIFT) & 7) >= sel:
-                cu = ((dj >> _UP_SHIFT) & _M16) - _OFF
-                if -cu >= beta:
-                    return -cu
-        if sq == hash_move:
-            key = np.int64(-(1 << 40))
-        else:
-            # fastest first: the opponent's mobility after the move, corners counted twice;
-            # deeper, plus the evaluation of the move (a move of the opponent ~ 4 discs)
-            f = flips(P, O, m)
-            nP = O ^ f
-            nO = P ^ f ^ m
-            om = legal_moves(nP, nO)
-            key = popcount(om) + popcount(om & _CORNERS) - 4 * np.int64((m & _CORNERS) != U0)
-            if depth > SORT_MOBILITY_DEPTH:
-                key = 256 * key + evaluate_moves(nP, nO, W, om)
-        j = n
-        while j > 0 and ctl[base + 64 + j - 1] > key:
-            ctl[base + j] = ctl[base + j - 1]
-            ctl[base + 64 + j] = ctl[base + 64 + j - 1]
-            j -= 1
-        ctl[base + j] = sq
-        ctl[base + 64 + j] = key
-        n += 1
-    for k in range(n):
-        sq = ctl[base + k]
-        m = U1 << U(sq)
-        f = flips(P, O, m)
-        nP = O ^ f
-        nO = P ^ f ^ m
-        if k == 0:
-            v = -_pvs(nP, nO, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl, mpc)
-        else:
-            v = -_pvs(nP, nO, -alpha - 1, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl,
-                      mpc)
-            if alpha < v < beta:
-                v = -_pvs(nP, nO, -beta, -v, depth - 1, ply + 1, W, rules, keys, data, ctl, mpc)
-        if ctl[ABORTED] != 0:
-            return 0
-        if v > best:
-            best = v
-            best_move = sq
-            if v > alpha:
-                alpha = v
-                if alpha >= beta:
-                    break
-    _store(keys, data, P, O, rules, alpha0, beta, best, depth, best_move, ctl[GEN], sel)
-    return best
-
-
-@njit(cache=True, nogil=True)
-def search_root(P, O, alpha, beta, depth, W, rules, keys, data, ctl, order, scores, kinds,
-                analysis, mpc):
-    """Search the root moves ``order`` (squares, PASS alone when forced) to ``depth``.
-
-    ``scores[k]``/``kinds[k]`` receive each finished move's fail-soft value and whether it is
-    exact (0), an upper bound (-1) or a lower bound (+1); unfinished moves get kind -2.  With
-    ``analysis`` every move is searched with the full window (exact values for all).  Returns
-    the best value; ``ctl[ROOT_BEST]`` holds the best finished move."""
-    ctl[ABORTED] = 0
-    best = -INF
-    a = alpha
-    for k in range(order.shape[0]):
-        kinds[k] = -2
-    for k in range(order.shape[0]):
-        sq = order[k]
-        if sq == PASS:
-            nP, nO = O, P
-        else:
-            m = U1 << U(sq)
-            f = flips(P, O, m)
-            nP = O ^ f
-            nO = P ^ f ^ m
-        if k == 0 or analysis:
-            v = -_pvs(nP, nO, -beta, -a, depth - 1, 1, W, rules, keys, data, ctl, mpc)
-        else:
-            v = -_pvs(nP, nO, -a - 1, -a, depth - 1, 1, W, rules, keys, data, ctl, mpc)
-            if a < v < beta and ctl[ABORTED] == 0:
-                v = -_pvs(nP, nO, -beta, -v, depth - 1, 1, W, rules, keys, data, ctl, mpc)
-        if ctl[ABORTED] != 0:
-            return best
-        scores[k] = v
-        if v <= a:
-            kinds[k] = -1
-        elif v >= beta:
-            kinds[k] = 1
-        else:
-            kinds[k] = 0
-        if v > best:
-            best = v
-            ctl[ROOT_BEST] = sq
-            ctl[ROOT_SCORE] = v
-            if v > a and not analysis:
-                a = v
-                if a >= beta:
-                    break
-    ctl[ROOT_DONE] = 1
-    _store(keys, data, P, O, rules, alpha, beta, best, depth, ctl[ROOT_BEST], ctl[GEN],
-           ctl[SEL])
-    return best
-
-
-@njit(cache=True, nogil=True)
-def search_move(P, O, sq, alpha, beta, depth, W, rules, keys, data, ctl, mpc):
-    """The root move ``sq`` (PASS when forced) searched to ``depth`` in the window (alpha,
-    beta), from the root's view: one root move of a split root (threads > 1)."""
-    ctl[ABORTED] = 0
-    if sq == PASS:
-        nP, nO = O, P
-    else:
-        m = U1 << U(sq)
-        f = flips(P, O, m)
-        nP = O ^ f
-        nO = P ^ f ^ m
-    return -_pvs(nP, nO, -beta, -alpha, depth - 1, 1, W, rules, keys, data, ctl, mpc)
-
-
-@njit(cache=True)
-def child_mobility(P, O, sqs, mob):
-    """The moves of (P, O) into ``sqs`` and the opponent's mobility after each into ``mob``;
-    returns how many."""
-    n = 0
-    mm = legal_moves(P, O)
-    while mm != U0:
-        m = mm & (~mm + U1)
-        mm ^= m
-        f = flips(P, O, m)
-        sqs[n] = lowest_square(m)
-        mob[n] = popcount(legal_moves(O ^ f, P ^ f ^ m))
-        n += 1
-    return n
-
-
-@njit(cache=True)
-def child_position(P, O, sq):
-    """(P, O) after the move ``sq``, from the opponent's view."""
-    m = U1 << U(sq)
-    f = flips(P, O, m)
-    return O ^ f, P ^ f ^ m
-
-
-@njit(cache=True)
-def store_root(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
-    _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel)
-
-
-@njit(cache=True)
-def table_move(keys, data, P, O, rules):
-    i = _slot(keys, P, O)
-    d = data[i]
-    if _holds(keys, data, i, P, O) and ((d >> _RULES_SHIFT) & 3) == rules:
-        m = (d >> _MOVE_SHIFT) & _M8
-        return -1 if m == _NO_MOVE else m
-    return -1
-
-
-@njit(cache=True)
-def known_children(keys, data, P, O, rules):
-    """How many of the position's children the table already holds (what a previous search
-    left for this one)."""
-    moves = legal_moves(P, O)
-    n = 0
-    while moves != U0:
-        m = moves & (~moves + U1)
-        moves ^= m
-        f = flips(P, O, m)
-        nP = O ^ f
-        nO = P ^ f ^ m
-        i = _slot(keys, nP, nO)
-        if _holds(keys, data, i, nP, nO) and ((data[i] >> _RULES_SHIFT) & 3) == rules:
-            n += 1
-    return n
-
-
-@njit(cache=True)
-def static_eval(P, O, W, rules):
-    """What the search scores a leaf, from the raw weights ``W`` through ``evaluate_raw`` (the
-    search itself reads the merged tables: tests compare the two): quarter discs, or the exact
-    margin of a finished game."""
-    if legal_moves(P, O) == U0 and legal_moves(O, P) == U0:
-        return _final(P, O, rules)
-    e = evaluate_raw(P, O, W) >> RAW_SHIFT
-    return min(max(e, -EVAL_MAX), EVAL_MAX)
 
 
 @dataclass
@@ -471,23 +142,6 @@ class ABResult:
     stopped_by: str = ""
     reused: float = 0.0              # share of the root's children the table already held
     selectivity: int = SEL_EXACT     # level of the probes (SEL_EXACT: full width)
-
-
-class _SplitPoint:
-    """A node of the principal variation whose moves several threads search (see _split)."""
-
-    def __init__(self, P: np.uint64, O: np.uint64, moves: list[int], depth: int, lo: int,
-                 hi: int, guess: int | None, root: bool, analysis: bool) -> None:
-        self.P, self.O, self.moves, self.depth, self.lo, self.hi = P, O, moves, depth, lo, hi
-        self.root, self.analysis = root, analysis
-        self.speculate = guess is not None and not analysis
-        self.g = min(max(guess, lo), hi - 1) if guess is not None else lo
-        self.alpha, self.best, self.move = lo, -INF, moves[0]
-        self.queue = collections.deque(range(1, len(moves)))
-        self.spec: list[tuple[int, int]] = []
-        self.known = analysis   # the first move's value (analysis: no window to wait for)
-        self.cut = False
-        self.busy = 0
 
 
 class AlphaBeta:
@@ -692,186 +346,8 @@ class AlphaBeta:
             return int(search_root(P, O, np.int64(lo), np.int64(hi), np.int64(depth), self.W,
                                    rules, self.keys, self.data, ctl,
                                    np.array(order, np.int64), scores, kinds, analysis, mpc))
-        return self._split(P, O, rules, order, depth, lo, hi, analysis, mpc, ctl, helpers,
-                           scores, kinds, guess)
-
-    def _children(self, P: np.uint64, O: np.uint64, rules: np.int64) -> list[int]:
-        """The moves of a PV node below the root in the order a split searches them: the
-        table's move first, then by the opponent's mobility after the move (fewest first)."""
-        sqs = np.zeros(64, np.int64)
-        mob = np.zeros(64, np.int64)
-        n = int(child_mobility(P, O, sqs, mob))
-        order = [int(sq) for _, sq in sorted(zip(mob[:n].tolist(), sqs[:n].tolist()))]
-        tm = int(table_move(self.keys, self.data, P, O, rules))
-        if tm in order:
-            order.remove(tm)
-            order.insert(0, tm)
-        return order
-
-    def _split(self, P: np.uint64, O: np.uint64, rules: np.int64, order: list[int],
-               depth: int, lo: int, hi: int, analysis: bool, mpc: np.ndarray,
-               ctl: np.ndarray, helpers: list[np.ndarray], scores: np.ndarray,
-               kinds: np.ndarray, guess: int | None) -> int:
-        """Split points along the principal variation (young brothers wait, with a guess).
-
-        The main thread walks down the first moves from the root while the remaining depth is
-        at least SPLIT_DEPTH; each node on that path is a split point whose other moves the
-        helpers take, the deepest first.  Before a node's first move has its value, a helper
-        searches another move with a null window at ``guess`` (the value of a shallower
-        iteration, negated every ply): most moves fail low against any value near the first
-        move's, and a result that proves its move no better than the first stands; any other
-        is searched again.  Once the first move's value is known every thread takes the next
-        move with a null window at the best value so far, searching again in full when it
-        beats it; a move that reaches the node's beta ends the node and halts the helpers
-        still on it.  With ``analysis`` every root move gets the full window."""
-        kinds[:] = -2
-        W, keys, data = self.W, self.keys, self.data
-        cond = threading.Condition()
-        stack: list[_SplitPoint] = []
-        glob = {"aborted": False, "finished": False, "move": order[0]}
-        working: dict[int, _SplitPoint | None] = {}
-
-        def child(c: np.ndarray, sp: _SplitPoint, k: int, a: int, b: int) -> int:
-            return int(search_move(sp.P, sp.O, np.int64(sp.moves[k]), np.int64(a), np.int64(b),
-                                   np.int64(sp.depth), W, rules, keys, data, c, mpc))
-
-        def record(sp: _SplitPoint, k: int, v: int, a: int) -> None:
-            if sp.root:
-                scores[k] = v
-                kinds[k] = -1 if v <= a else 1 if v >= sp.hi else 0
-            if v > sp.best:
-                sp.best, sp.move = v, sp.moves[k]
-                if not sp.analysis and v > sp.alpha:
-                    sp.alpha = v
-                    if v >= sp.hi:
-                        sp.cut = True
-                        for i, w in working.items():   # their moves are not needed
-                            if w is sp:
-                                helpers[i][HALT] = 1
-
-        def run(c: np.ndarray, i: int, sp: _SplitPoint, k: int, known: bool, a: int) -> None:
-            if sp.analysis:
-                v = child(c, sp, k, sp.lo, sp.hi)
-            else:
-                v = child(c, sp, k, a, a + 1)
-                if known and a < v < sp.hi and c[ABORTED] == 0:
-                    v = child(c, sp, k, a, sp.hi)
-            with cond:
-                sp.busy -= 1
-                if i >= 0:
-                    working[i] = None
-                if c[ABORTED] != 0:
-                    if i < 0 or c[STOP] != 0:   # the clock, the caller or the node limit
-                        glob["aborted"] = True
-                elif sp.cut:
-                    pass
-                elif known:
-                    record(sp, k, v, a)
-                elif not sp.known:
-                    sp.spec.append((k, v))
-                elif v <= sp.g <= sp.alpha:
-                    record(sp, k, v, sp.alpha)
-                else:
-                    sp.queue.appendleft(k)
-                c[HALT] = 0
-                cond.notify_all()
-
-        def take() -> tuple | None:
-            for sp in reversed(stack):
-                if sp.cut or not sp.queue or not (sp.known or sp.speculate):
-                    continue
-                k = sp.queue.popleft()
-                sp.busy += 1
-                return sp, k, sp.known, sp.alpha if sp.known else sp.g
-            return None
-
-        def helper(i: int) -> None:
-            c = helpers[i]
-            while True:
-                with cond:
-                    while True:
-                        if glob["aborted"] or glob["finished"]:
-                            return
-                        task = take()
-                        if task is not None:
-                            working[i] = task[0]
-                            break
-                        cond.wait()
-                run(c, i, *task)
-
-        def node(nP: np.uint64, nO: np.uint64, moves: list[int], d: int, a0: int, b0: int,
-                 g: int | None, root: bool) -> int | None:
-            sp = _SplitPoint(nP, nO, moves, d, a0, b0, g, root, analysis and root)
-            with cond:
-                stack.append(sp)
-                cond.notify_all()
-            cP, cO = (np.uint64(x) for x in child_position(nP, nO, np.int64(moves[0])))
-            sub = (self._children(cP, cO, rules) if d - 1 >= SPLIT_DEPTH and not sp.analysis
-                   else [])
-            if len(sub) >= 2:
-                r = node(cP, cO, sub, d - 1, -b0, -a0, None if g is None else -g, False)
-                v0 = None if r is None else -r
-            else:
-                v0 = child(ctl, sp, 0, a0, b0)
-                if ctl[ABORTED] != 0:
-                    v0 = None
-            with cond:
-                if v0 is None or glob["aborted"]:
-                    glob["aborted"] = True
-                else:
-                    record(sp, 0, v0, a0)
-                    sp.known = True
-                    for k, v in sp.spec:
-                        if v <= sp.g <= sp.alpha:
-                            record(sp, k, v, sp.alpha)
-                        else:
-                            sp.queue.appendleft(k)
-                cond.notify_all()
-            while True:
-                with cond:
-                    if glob["aborted"] or sp.cut or (not sp.queue and sp.busy == 0):
-                        stack.remove(sp)
-                        break
-                    if not sp.queue:
-                        cond.wait()
-                        continue
-                    k = sp.queue.popleft()
-                    sp.busy += 1
-                    a = sp.alpha
-                run(ctl, -1, sp, k, True, a)
-            if glob["aborted"]:
-                if root and sp.known:
-                    ctl[ROOT_BEST], ctl[ROOT_SCORE] = sp.move, sp.best
-                return None
-            if root:
-                glob["move"] = sp.move
-            store_root(keys, data, nP, nO, rules, np.int64(a0), np.int64(b0),
-                       np.int64(sp.best), np.int64(d), np.int64(sp.move), ctl[GEN], ctl[SEL])
-            return sp.best
-
-        for c in helpers:
-            c[HALT] = 0
-        threads = [threading.Thread(target=helper, args=(i,), daemon=True)
-                   for i in range(len(helpers))]
-        for t in threads:
-            t.start()
-        try:
-            best = node(P, O, order, depth, lo, hi, guess, True)
-        finally:
-            with cond:
-                glob["finished"] = True
-                for c in helpers:   # whatever they still search is not needed
-                    c[HALT] = 1
-                cond.notify_all()
-            for t in threads:
-                t.join()
-            for c in helpers:
-                c[HALT] = 0
-        if best is None:
-            return -INF if ctl[ROOT_BEST] < 0 else int(ctl[ROOT_SCORE])
-        ctl[ABORTED] = 0
-        ctl[ROOT_BEST], ctl[ROOT_SCORE], ctl[ROOT_DONE] = glob["move"], best, 1
-        return best
+        return split_root(self.W, self.keys, self.data, P, O, rules, order, depth, lo, hi,
+                          analysis, mpc, ctl, helpers, scores, kinds, guess)
 
     def _result(self, position: Position, best: Iteration,
                 moves_info: dict[int, tuple[float, int, int]], t0: float, stopped_by: str,
@@ -883,5 +359,17 @@ class AlphaBeta:
                         self._reused, int(self.ctl[SEL]))
 
 
+# the public API first, then every other name alphabeta.py held before the split, for
+# ``alphabeta.X`` (training/selfplay.py reads AB.search_root, AB.NO_MPC, AB.STOP, AB.INF, ...)
 __all__ = ["AlphaBeta", "ABResult", "MPC_SHAPE", "SCALE", "SELECTIVITY_PCT", "SELECTIVITY_T",
-           "SEL_EXACT", "search_root", "static_eval"]
+           "SEL_EXACT", "search_root", "static_eval",
+           "RAW_SHIFT", "EVAL_MAX", "INF", "NODES", "LIMIT", "ABORTED", "STOP", "GEN",
+           "ROOT_BEST", "ROOT_SCORE", "ROOT_DONE", "SEL", "PC_NEST", "HALT", "SCRATCH",
+           "MAX_PLY", "SLOT", "CTL_SIZE", "POLL", "_OFF", "_LO_SHIFT", "_UP_SHIFT",
+           "_DEPTH_SHIFT", "_MOVE_SHIFT", "_GEN_SHIFT", "_RULES_SHIFT", "_SEL_SHIFT", "_VALID",
+           "_M16", "_M8", "_NO_MOVE", "_HK1", "_HK2", "_S32", "_CORNERS",
+           "SORT_MOBILITY_DEPTH", "ETC_DEPTH", "ASPIRATION_DEPTH", "ASPIRATION",
+           "PARALLEL_DEPTH", "SPLIT_DEPTH", "MPC_MIN_DEPTH", "PC_MAX_NEST", "NO_MPC", "_slot",
+           "_leaf", "_final", "_poll", "_holds", "_shallow", "_store", "_SIG", "_pvs",
+           "search_move", "child_mobility", "child_position", "store_root", "table_move",
+           "known_children", "Iteration", "_SplitPoint", "split_order", "split_root"]

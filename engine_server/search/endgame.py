@@ -26,6 +26,20 @@ finished part of the tree through table cutoffs instead of searching it again.
 The table holds proven bounds of game-theoretic values.  They do not depend on the root, so one
 table may serve many solves (and MCTS kernels calling :func:`solve_root` directly); entries carry
 the rule variant, so standard and reversed entries never mix.
+
+The kernels live in one module per layer, all re-exported here so that ``endgame.X`` names them
+as before:
+
+* ``endgame_table.py`` - the control array's layout (``NODES``, ``LIMIT``, ``ABORTED``, ...,
+  ``CTL_SIZE``) and the transposition table (``_tt_index``, ``_tt_find``, ``_tt_store``,
+  :func:`new_table`);
+* ``endgame_last.py`` - the last three empties (``_last1``, ``_solve2``, ``_solve3``, ...) and
+  the bit-board helpers the other layers share (``_around``, ``_odd_quadrants``);
+* ``endgame_shallow.py`` - 4 to ``SHALLOW`` empties (``_shallow``, ``_small``) and the
+  stability bound (``_stable``);
+* ``endgame_deep.py`` - above ``SHALLOW`` empties (``_deep``, ``_any``, ``_order_key``);
+* this file - the root (:func:`solve_root_eval`, :func:`solve_root`, ``_table_move``) and the
+  Python API (:class:`Solver`, :func:`solve`, ...).
 """
 
 from __future__ import annotations
@@ -37,10 +51,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, types
 
-from engine_server.eval.features import eval_tables, evaluate
+from engine_server.eval.features import eval_tables
 from engine_server.game import PASS, Position
 from engine_server.game.bitboard import (
-    REVERSED,
     U0,
     U1,
     U,
@@ -52,519 +65,92 @@ from engine_server.game.bitboard import (
 )
 from engine_server.log import get_logger
 
-from .bounds import table_cut
+from .endgame_deep import (
+    _C_BOTTOM,
+    _C_HI,
+    _C_LO,
+    _C_TOP,
+    _CORNERS,
+    _SIG_DEEP,
+    ETC_MIN,
+    EVAL_ORDER_MIN,
+    EVAL_ORDER_WEIGHT,
+    _any,
+    _corner_stability,
+    _deep,
+    _order_key,
+)
+from .endgame_last import (
+    _NOT_A,
+    _NOT_H,
+    _Q0,
+    _Q1,
+    _Q2,
+    _Q3,
+    _S1,
+    _S7,
+    _S8,
+    _S9,
+    NO_MOVE,
+    _around,
+    _child2,
+    _last1,
+    _odd_quadrants,
+    _same_quadrant,
+    _side2,
+    _side3,
+    _solve2,
+    _solve3,
+)
+from .endgame_shallow import (
+    _BAD,
+    _EDGE,
+    _EDGE_H,
+    _EDGE_V,
+    _FULL,
+    _GOOD,
+    _MID,
+    _SIG_SHALLOW,
+    SHALLOW,
+    _full_line,
+    _shallow,
+    _small,
+    _stable,
+)
+from .endgame_table import (
+    _GEN_SHIFT,
+    _HASH_K1,
+    _HASH_K2,
+    _HASH_SHIFT,
+    _LO_SHIFT,
+    _MOVE_SHIFT,
+    _NO_SQ,
+    _RULES_SHIFT,
+    _UP_SHIFT,
+    _VALID,
+    ABORTED,
+    BEST,
+    CTL_SIZE,
+    DEFAULT_TABLE_BITS,
+    GENERATION,
+    INF,
+    KEYS,
+    LIMIT,
+    NODES,
+    SCRATCH,
+    SLOT,
+    TT_COST,
+    TT_DATA,
+    TT_O,
+    TT_P,
+    _tt_find,
+    _tt_index,
+    _tt_store,
+    new_table,
+)
 
 log = get_logger("endgame")
 
-SHALLOW = 6          # nodes with at most this many empties skip the table and the sorting
-ETC_MIN = 12         # nodes with at least this many empties look up their children first
-EVAL_ORDER_MIN = 12  # nodes with at least this many empties also order moves by the evaluation
-EVAL_ORDER_WEIGHT = 16  # key units per 1/64 disc of the child's evaluation (mobility: 4096)
-INF = 65             # above any score (|score| <= 64)
-NO_MOVE = -1000      # "the side to move has no legal move" from the side solvers
-
-# ctl (int64 array) layout: counters shared with Python, then move-list scratch space per ply.
-NODES = 0
-LIMIT = 1
-ABORTED = 2
-BEST = 3
-GENERATION = 4
-SCRATCH = 16
-KEYS = 64            # per ply: up to 64 moves, then their sort keys
-SLOT = 2 * KEYS
-CTL_SIZE = SCRATCH + 65 * SLOT  # plies are indexed by empties (0..63) and 64 for the root
-
-# tt (uint64 array, shape (size, 4)) columns: the position, packed data, subtree node count.
-TT_P = 0
-TT_O = 1
-TT_DATA = 2
-TT_COST = 3
-# data fields (int64 arithmetic after a cast, all values non-negative)
-_LO_SHIFT = 0        # lower bound + 64
-_UP_SHIFT = 8        # upper bound + 64
-_MOVE_SHIFT = 16     # best move square, 64 = none
-_RULES_SHIFT = 24
-_GEN_SHIFT = 32
-_VALID = 1 << 40     # marks a used entry (a zeroed row is empty)
-
-_HASH_K1 = U(0x9E3779B97F4A7C15)
-_HASH_K2 = U(0xC2B2AE3D27D4EB4F)
-_HASH_SHIFT = U(32)
-
-_CORNERS = U(0x8100000000000081)
-# Quadrants, for parity: the last empty of a region is best played by whoever gets to it.
-_Q0 = U(0x000000000F0F0F0F)
-_Q1 = U(0x00000000F0F0F0F0)
-_Q2 = U(0x0F0F0F0F00000000)
-_Q3 = U(0xF0F0F0F000000000)
-# Static preference inside a parity class: corners, then edges and centre, X/C squares last.
-_GOOD = U(0x8100000000000081)
-_BAD = U(0x42C300000000C342)
-_MID = ~(_GOOD | _BAD)
-
-_NO_SQ = 64
-_NOT_A = U(0xFEFEFEFEFEFEFEFE)     # no disc on file a (the target of a step to file b..h)
-_NOT_H = U(0x7F7F7F7F7F7F7F7F)
-_FULL = U(0xFFFFFFFFFFFFFFFF)
-_EDGE_H = U(0x8181818181818181)
-_EDGE_V = U(0xFF000000000000FF)
-_EDGE = U(0xFF818181818181FF)
-_S1 = U(1)
-_S7 = U(7)
-_S8 = U(8)
-_S9 = U(9)
-_C_LO = U(0x0100000000000001)      # a1, a8: their right neighbours
-_C_HI = U(0x8000000000000080)      # h1, h8: their left neighbours
-_C_TOP = U(0x0000000000000081)     # a1, h1: the squares below
-_C_BOTTOM = U(0x8100000000000000)  # a8, h8: the squares above
-
-
-@njit(cache=True, inline="always")
-def _around(X):
-    """Squares next to a disc of X (a potential move of the other side needs one)."""
-    l = X & _NOT_A
-    r = X & _NOT_H
-    return ((r << _S1) | (l >> _S1) | (X << _S8) | (X >> _S8) | (r << _S9) | (l >> _S9)
-            | (l << _S7) | (r >> _S7))
-
-
-@njit(cache=True, inline="always")
-def _full_line(occ, s, lo_mask, hi_mask):
-    # Spread the empties along direction s both ways; the squares no empty reaches lie on
-    # full lines.  lo_mask / hi_mask stop a step from wrapping around a board edge.
-    e = ~occ
-    for _ in range(7):
-        e |= ((e << s) & lo_mask) | ((e >> s) & hi_mask)
-    return ~e
-
-
-@njit(cache=True)
-def _stable(X, occ):
-    """Discs of X that can never be flipped (corner-anchored chains and full lines)."""
-    # A disc cannot be flipped along a line that is full, that leaves the board next to it, or
-    # that holds a stable disc of its own colour next to it: a flip there would need an empty
-    # square on the line or would flip that neighbour too.
-    safe_h = _full_line(occ, _S1, _NOT_A, _NOT_H) | _EDGE_H
-    safe_v = _full_line(occ, _S8, _FULL, _FULL) | _EDGE_V
-    safe_9 = _full_line(occ, _S9, _NOT_A, _NOT_H) | _EDGE
-    safe_7 = _full_line(occ, _S7, _NOT_H, _NOT_A) | _EDGE
-    st = X & safe_h & safe_v & safe_9 & safe_7
-    if st == U0:
-        return st
-    while True:
-        nh = ((st << _S1) & _NOT_A) | ((st >> _S1) & _NOT_H)
-        nv = (st << _S8) | (st >> _S8)
-        n9 = ((st << _S9) & _NOT_A) | ((st >> _S9) & _NOT_H)
-        n7 = ((st << _S7) & _NOT_H) | ((st >> _S7) & _NOT_A)
-        new = X & (safe_h | nh) & (safe_v | nv) & (safe_9 | n9) & (safe_7 | n7)
-        if new == st:
-            return st
-        st = new
-
-
-# --- the last three empties ------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _last1(P, O, m, rules):
-    """Score of the last empty ``m`` (a single bit): only flips need counting."""
-    near = _around(m)
-    f = flips(P, O, m) if near & O else U0
-    if f != U0:
-        mine = popcount(P) + popcount(f) + 1
-        return disc_score(mine, 64 - mine, rules)
-    f = flips(O, P, m) if near & P else U0
-    if f != U0:
-        theirs = popcount(O) + popcount(f) + 1
-        return disc_score(64 - theirs, theirs, rules)
-    return disc_score(popcount(P), popcount(O), rules)
-
-
-@njit(cache=True)
-def _side2(P, O, alpha, beta, a, b, rules):
-    # Side to move plays one of the two empties a, b; NO_MOVE when it has neither.
-    best = NO_MOVE
-    f = flips(P, O, a) if _around(a) & O else U0
-    if f != U0:
-        best = -_last1(O ^ f, P ^ f ^ a, b, rules)
-        if best >= beta:
-            return best
-    f = flips(P, O, b) if _around(b) & O else U0
-    if f != U0:
-        v = -_last1(O ^ f, P ^ f ^ b, a, rules)
-        if v > best:
-            best = v
-    return best
-
-
-@njit(cache=True)
-def _solve2(P, O, alpha, beta, rules, ctl):
-    ctl[NODES] += 1
-    E = ~(P | O)
-    a = E & (~E + U1)
-    b = E ^ a
-    v = _side2(P, O, alpha, beta, a, b, rules)
-    if v != NO_MOVE:
-        return v
-    v = _side2(O, P, -beta, -alpha, a, b, rules)
-    if v != NO_MOVE:
-        return -v
-    return disc_score(popcount(P), popcount(O), rules)
-
-
-@njit(cache=True)
-def _child2(P, O, alpha, beta, a, b, rules, ctl):
-    # A position with exactly the empties a and b (single bits), solved for the side to move.
-    ctl[NODES] += 1
-    v = _side2(P, O, alpha, beta, a, b, rules)
-    if v != NO_MOVE:
-        return v
-    v = _side2(O, P, -beta, -alpha, a, b, rules)
-    if v != NO_MOVE:
-        return -v
-    return disc_score(popcount(P), popcount(O), rules)
-
-
-@njit(cache=True)
-def _side3(P, O, alpha, beta, a, b, c, rules, ctl):
-    best = NO_MOVE
-    f = flips(P, O, a)
-    if f != U0:
-        best = -_child2(O ^ f, P ^ f ^ a, -beta, -alpha, b, c, rules, ctl)
-        if best >= beta:
-            return best
-        if best > alpha:
-            alpha = best
-    f = flips(P, O, b)
-    if f != U0:
-        v = -_child2(O ^ f, P ^ f ^ b, -beta, -alpha, a, c, rules, ctl)
-        if v > best:
-            best = v
-            if best >= beta:
-                return best
-            if best > alpha:
-                alpha = best
-    f = flips(P, O, c)
-    if f != U0:
-        v = -_child2(O ^ f, P ^ f ^ c, -beta, -alpha, a, b, rules, ctl)
-        if v > best:
-            best = v
-    return best
-
-
-@njit(cache=True, inline="always")
-def _same_quadrant(x, others):
-    return ((x & _Q0 and others & _Q0) or (x & _Q1 and others & _Q1)
-            or (x & _Q2 and others & _Q2) or (x & _Q3 and others & _Q3))
-
-
-@njit(cache=True, inline="always")
-def _odd_quadrants(E):
-    odd = U0
-    if popcount(E & _Q0) & 1:
-        odd |= _Q0
-    if popcount(E & _Q1) & 1:
-        odd |= _Q1
-    if popcount(E & _Q2) & 1:
-        odd |= _Q2
-    if popcount(E & _Q3) & 1:
-        odd |= _Q3
-    return odd
-
-
-@njit(cache=True)
-def _solve3(P, O, alpha, beta, rules, ctl):
-    ctl[NODES] += 1
-    E = ~(P | O)
-    a = E & (~E + U1)
-    E ^= a
-    b = E & (~E + U1)
-    c = E ^ b
-    # Parity: a square alone in its quadrant goes first (it is the region's last move).
-    if _same_quadrant(a, b | c):
-        if not _same_quadrant(b, a | c):
-            a, b = b, a
-        elif not _same_quadrant(c, a | b):
-            a, c = c, a
-    v = _side3(P, O, alpha, beta, a, b, c, rules, ctl)
-    if v != NO_MOVE:
-        return v
-    v = _side3(O, P, -beta, -alpha, a, b, c, rules, ctl)
-    if v != NO_MOVE:
-        return -v
-    return disc_score(popcount(P), popcount(O), rules)
-
-
-# --- shallow: 4..SHALLOW empties, no table ----------------------------------------------------
-
-_SIG_SHALLOW = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
-                           types.int64, types.int64[::1])
-
-
-@njit(_SIG_SHALLOW, cache=True)
-def _shallow(P, O, alpha, beta, n, rules, ctl):
-    ctl[NODES] += 1
-    # stability cutoff, as in _deep: cheap enough to pay off down to 4 empties
-    X = P if rules == REVERSED else O
-    if 64 - 2 * popcount(X) <= alpha:
-        upper = 64 - 2 * popcount(_stable(X, P | O))
-        if upper <= alpha:
-            return upper
-    moves = legal_moves(P, O)
-    if moves == U0:
-        if legal_moves(O, P) == U0:
-            return disc_score(popcount(P), popcount(O), rules)
-        return -_shallow(O, P, -beta, -alpha, n, rules, ctl)
-    odd = _odd_quadrants(~(P | O))
-    best = -INF
-    child_n = n - 1
-    for k in range(6):
-        # odd quadrants first, each split corners / middle / X-and-C squares
-        cand = moves & (odd if k < 3 else ~odd)
-        if k == 0 or k == 3:
-            cand &= _GOOD
-        elif k == 1 or k == 4:
-            cand &= _MID
-        else:
-            cand &= _BAD
-        while cand != U0:
-            m = cand & (~cand + U1)
-            cand ^= m
-            f = flips(P, O, m)
-            nP = O ^ f
-            nO = P ^ f ^ m
-            if child_n == 3:
-                v = -_solve3(nP, nO, -beta, -alpha, rules, ctl)
-            else:
-                v = -_shallow(nP, nO, -beta, -alpha, child_n, rules, ctl)
-            if v > best:
-                best = v
-                if v >= beta:
-                    return best
-                if v > alpha:
-                    alpha = v
-    return best
-
-
-# --- deep: transposition table, fastest-first ------------------------------------------------
-
-
-@njit(cache=True, inline="always")
-def _tt_index(tt, P, O):
-    h = P * _HASH_K1 + O * _HASH_K2
-    # two-entry buckets: index even, partner index + 1
-    return np.int64(h >> _HASH_SHIFT) & (tt.shape[0] - 2)
-
-
-@njit(cache=True, inline="always")
-def _tt_find(tt, i, P, O, rules):
-    """Row of (P, O) under ``rules`` in the bucket at ``i``, or -1."""
-    for j in range(i, i + 2):
-        if tt[j, TT_P] == P and tt[j, TT_O] == O:
-            d = np.int64(tt[j, TT_DATA])
-            if d & _VALID and ((d >> _RULES_SHIFT) & 1) == rules:
-                return j
-    return -1
-
-
-@njit(cache=True)
-def _tt_store(tt, P, O, rules, lower, upper, move, cost, gen):
-    i = _tt_index(tt, P, O)
-    j = _tt_find(tt, i, P, O, rules)
-    if j >= 0:
-        d = np.int64(tt[j, TT_DATA])
-        # both old and new bounds are proven: keep their intersection
-        lower = max(lower, ((d >> _LO_SHIFT) & 255) - 64)
-        upper = min(upper, ((d >> _UP_SHIFT) & 255) - 64)
-        if move == _NO_SQ:
-            move = (d >> _MOVE_SHIFT) & 255
-        cost += np.int64(tt[j, TT_COST])
-    else:
-        # replace the cheaper entry, preferring one left from an older solve
-        j = i
-        d0 = np.int64(tt[i, TT_DATA])
-        d1 = np.int64(tt[i + 1, TT_DATA])
-        old0 = (d0 & _VALID) == 0 or ((d0 >> _GEN_SHIFT) & 255) != gen
-        old1 = (d1 & _VALID) == 0 or ((d1 >> _GEN_SHIFT) & 255) != gen
-        if old0 != old1:
-            j = i if old0 else i + 1
-        elif tt[i + 1, TT_COST] < tt[i, TT_COST]:
-            j = i + 1
-    tt[j, TT_P] = P
-    tt[j, TT_O] = O
-    tt[j, TT_DATA] = U(_VALID | (gen << _GEN_SHIFT) | (rules << _RULES_SHIFT)
-                       | (move << _MOVE_SHIFT) | ((upper + 64) << _UP_SHIFT)
-                       | ((lower + 64) << _LO_SHIFT))
-    tt[j, TT_COST] = U(cost)
-
-
-_SIG_DEEP = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
-                        types.int64, types.uint64[:, ::1], types.int64[::1],
-                        types.int16[:, ::1])
-
-
-@njit(cache=True)
-def _small(P, O, alpha, beta, n, rules, ctl):
-    """Solve a node with at most SHALLOW empties (no table, no node budget)."""
-    if n > 3:
-        return _shallow(P, O, alpha, beta, n, rules, ctl)
-    if n == 3:
-        return _solve3(P, O, alpha, beta, rules, ctl)
-    if n == 2:
-        return _solve2(P, O, alpha, beta, rules, ctl)
-    ctl[NODES] += 1
-    if n == 1:
-        return _last1(P, O, ~(P | O), rules)
-    return disc_score(popcount(P), popcount(O), rules)
-
-
-@njit(cache=True)
-def _any(P, O, alpha, beta, n, rules, tt, ctl, W):
-    if n > SHALLOW:
-        return _deep(P, O, alpha, beta, n, rules, tt, ctl, W)
-    return _small(P, O, alpha, beta, n, rules, ctl)
-
-
-@njit(cache=True, inline="always")
-def _corner_stability(X):
-    # own corners and the edge squares next to them cannot be flipped
-    s = (((_C_LO & X) << _S1) | ((_C_HI & X) >> _S1) | ((_C_TOP & X) << _S8)
-         | ((_C_BOTTOM & X) >> _S8) | _CORNERS) & X
-    return popcount(s)
-
-
-@njit(cache=True)
-def _order_key(P, O, m, f, odd):
-    """Sort key of move ``m`` (flips ``f``): lower is tried first."""
-    nP = O ^ f
-    nO = P ^ f ^ m
-    replies = legal_moves(nP, nO)
-    key = (popcount(replies) + popcount(replies & _CORNERS)) << 12
-    key += popcount(_around(nO) & ~(nP | nO)) << 4
-    key -= _corner_stability(nO) << 8
-    if m & odd:
-        key -= 8
-    return key
-
-
-@njit(_SIG_DEEP, cache=True)
-def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
-    ctl[NODES] += 1
-    if ctl[NODES] > ctl[LIMIT]:
-        ctl[ABORTED] = 1
-        return 0
-    # Stable discs bound the score: the opponent's (standard) or our own (reversed rules) stay.
-    X = P if rules == REVERSED else O
-    if 64 - 2 * popcount(X) <= alpha:
-        upper = 64 - 2 * popcount(_stable(X, P | O))
-        if upper <= alpha:
-            return upper
-    moves = legal_moves(P, O)
-    if moves == U0:
-        if legal_moves(O, P) == U0:
-            return disc_score(popcount(P), popcount(O), rules)
-        return -_deep(O, P, -beta, -alpha, n, rules, tt, ctl, W)
-    nodes0 = ctl[NODES]
-    hash_move = _NO_SQ
-    ti = _tt_index(tt, P, O)
-    j = _tt_find(tt, ti, P, O, rules)
-    if j >= 0:
-        d = np.int64(tt[j, TT_DATA])
-        cut, v, alpha, beta = table_cut(((d >> _LO_SHIFT) & 255) - 64,
-                                        ((d >> _UP_SHIFT) & 255) - 64, alpha, beta)
-        if cut:
-            return v
-        # mypy: an np.int64 where _NO_SQ gave an int; numba types both as int64
-        hash_move = (d >> _MOVE_SHIFT) & 255  # type: ignore[assignment]
-    alpha_in = alpha
-
-    base = SCRATCH + n * SLOT
-    count = 0
-    odd = _odd_quadrants(~(P | O))
-    use_eval = n >= EVAL_ORDER_MIN and W.shape[0] > 1
-    mm = moves
-    while mm != U0:
-        m = mm & (~mm + U1)
-        mm ^= m
-        sq = lowest_square(m)
-        f = flips(P, O, m)
-        if n >= ETC_MIN:
-            # enhanced transposition cutoff: a child already known to refute beta
-            nP = O ^ f
-            nO = P ^ f ^ m
-            jc = _tt_find(tt, _tt_index(tt, nP, nO), nP, nO, rules)
-            if jc >= 0:
-                v = 64 - ((np.int64(tt[jc, TT_DATA]) >> _UP_SHIFT) & 255)
-                if v >= beta:
-                    _tt_store(tt, P, O, rules, v, 64, sq, ctl[NODES] - nodes0,
-                              ctl[GENERATION])
-                    return v
-        if sq == hash_move:
-            key = -1 << 30
-        elif use_eval:
-            key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
-                evaluate(O ^ f, P ^ f ^ m, W)
-        else:
-            key = _order_key(P, O, m, f, odd)
-        ctl[base + count] = sq
-        ctl[base + KEYS + count] = key
-        count += 1
-
-    best = -INF
-    best_move = _NO_SQ
-    child_n = n - 1
-    for i in range(count):
-        # selection sort: a cutoff usually comes early, so most of the list is never sorted
-        k = i
-        for t in range(i + 1, count):
-            if ctl[base + KEYS + t] < ctl[base + KEYS + k]:
-                k = t
-        sq = ctl[base + k]
-        if k != i:
-            ctl[base + k] = ctl[base + i]
-            ctl[base + KEYS + k] = ctl[base + KEYS + i]
-            ctl[base + i] = sq
-        m = U1 << U(sq)
-        f = flips(P, O, m)
-        nP = O ^ f
-        nO = P ^ f ^ m
-        if child_n > SHALLOW:
-            if best == -INF or beta - alpha <= 1:
-                v = -_deep(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
-            else:
-                v = -_deep(nP, nO, -alpha - 1, -alpha, child_n, rules, tt, ctl, W)
-                if alpha < v < beta and ctl[ABORTED] == 0:
-                    v = -_deep(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
-            if ctl[ABORTED] != 0:
-                return 0
-        elif best == -INF or beta - alpha <= 1:
-            v = -_small(nP, nO, -beta, -alpha, child_n, rules, ctl)
-        else:
-            v = -_small(nP, nO, -alpha - 1, -alpha, child_n, rules, ctl)
-            if alpha < v < beta:
-                v = -_small(nP, nO, -beta, -alpha, child_n, rules, ctl)
-        if v > best:
-            best = v
-            best_move = sq
-            if v >= beta:
-                break
-            if v > alpha:
-                alpha = v
-
-    lower = -64
-    upper = 64
-    if best >= beta:
-        lower = best
-    elif best <= alpha_in:
-        upper = best
-    else:
-        lower = best
-        upper = best
-    _tt_store(tt, P, O, rules, lower, upper, best_move, ctl[NODES] - nodes0, ctl[GENERATION])
-    return best
-
-
-# --- entry points -----------------------------------------------------------------------------
 
 _SIG_ROOT = types.UniTuple(types.int64, 2)(types.uint64, types.uint64, types.int64, types.int64,
                                              types.int64, types.uint64[:, ::1], types.int64[::1])
@@ -666,15 +252,6 @@ def _table_move(tt, P, O, rules):
     m = (np.int64(tt[j, TT_DATA]) >> _MOVE_SHIFT) & 255
     return -1 if m == _NO_SQ else m
 
-
-DEFAULT_TABLE_BITS = 20
-
-
-def new_table(bits: int = DEFAULT_TABLE_BITS) -> np.ndarray:
-    """A transposition table of ``2**bits`` entries, 32 bytes each (20 bits: 32 MiB)."""
-    if not 4 <= bits <= 30:
-        raise ValueError(f"table bits must be in 4..30, got {bits}")
-    return np.zeros((1 << bits, 4), dtype=np.uint64)
 
 
 def new_control() -> np.ndarray:
@@ -893,7 +470,22 @@ def solve_move_scores(position: Position) -> dict[int, int]:
     return default_solver().move_scores(position)
 
 
+
+# the public API first, then every other name endgame.py held before the split, for
+# ``endgame.X`` and ``from .endgame import X``
 __all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores", "solve_root",
            "solve_root_eval",
            "default_solver", "new_table", "new_control", "MODES", "NODES", "LIMIT", "ABORTED",
-           "BEST", "GENERATION", "SHALLOW"]
+           "BEST", "GENERATION", "SHALLOW",
+           "log", "ETC_MIN", "EVAL_ORDER_MIN", "EVAL_ORDER_WEIGHT", "INF", "NO_MOVE",
+           "SCRATCH", "KEYS", "SLOT", "CTL_SIZE", "TT_P", "TT_O", "TT_DATA", "TT_COST",
+           "_LO_SHIFT", "_UP_SHIFT", "_MOVE_SHIFT", "_RULES_SHIFT", "_GEN_SHIFT", "_VALID",
+           "_HASH_K1", "_HASH_K2", "_HASH_SHIFT", "_CORNERS", "_Q0", "_Q1", "_Q2", "_Q3",
+           "_GOOD", "_BAD", "_MID", "_NO_SQ", "_NOT_A", "_NOT_H", "_FULL", "_EDGE_H", "_EDGE_V",
+           "_EDGE", "_S1", "_S7", "_S8", "_S9", "_C_LO", "_C_HI", "_C_TOP", "_C_BOTTOM",
+           "_around", "_full_line", "_stable", "_last1", "_side2", "_solve2", "_child2",
+           "_side3", "_same_quadrant", "_odd_quadrants", "_solve3", "_SIG_SHALLOW", "_shallow",
+           "_tt_index", "_tt_find", "_tt_store", "_SIG_DEEP", "_small", "_any",
+           "_corner_stability", "_order_key", "_deep", "_SIG_ROOT", "_SIG_ROOT_EVAL", "_NO_W",
+           "_table_move", "DEFAULT_TABLE_BITS", "CHUNK_SECONDS", "FIRST_CHUNK", "_NO_LIMIT",
+           "default_solver"]

@@ -1,0 +1,308 @@
+"""The midgame search's kernels: negamax principal variation search with fail-soft bounds
+(:func:`_pvs`), its leaves (the evaluation in score units, finished games by their exact margin),
+the root (:func:`search_root`) and one root move of a split root (:func:`search_move`).  The
+search is described in engine_server/search/alphabeta.py."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+
+from engine_server.eval.features import evaluate_moves, evaluate_raw
+from engine_server.game import PASS
+from engine_server.game.bitboard import (
+    U0,
+    U1,
+    U,
+    disc_score,
+    flips,
+    legal_moves,
+    lowest_square,
+    popcount,
+)
+
+from .alphabeta_probcut import MPC_MIN_DEPTH, PC_MAX_NEST, SEL_EXACT, _shallow
+from .alphabeta_table import (
+    _DEPTH_SHIFT,
+    _LO_SHIFT,
+    _M8,
+    _M16,
+    _MOVE_SHIFT,
+    _NO_MOVE,
+    _OFF,
+    _RULES_SHIFT,
+    _SEL_SHIFT,
+    _UP_SHIFT,
+    ABORTED,
+    GEN,
+    HALT,
+    INF,
+    LIMIT,
+    NODES,
+    PC_NEST,
+    POLL,
+    ROOT_BEST,
+    ROOT_DONE,
+    ROOT_SCORE,
+    SCRATCH,
+    SEL,
+    SLOT,
+    STOP,
+    _holds,
+    _slot,
+    _store,
+)
+from .bounds import table_cut
+
+SCALE = 4                 # score units per disc
+RAW_SHIFT = 4             # evaluate_raw is in 1/64 disc: >> 4 gives quarter discs
+EVAL_MAX = 64 * SCALE - 1  # an evaluation never claims a certain wipe-out
+
+_CORNERS = U(0x8100000000000081)
+SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
+ETC_DEPTH = 4             # from this depth children are looked up in the table first
+
+
+@njit(cache=True, inline="always")
+def _leaf(P, O, W, moves):
+    """The evaluation in score units; ``moves``: the mover's legal moves."""
+    e = evaluate_moves(P, O, W, moves) >> RAW_SHIFT
+    if e > EVAL_MAX:
+        return EVAL_MAX
+    if e < -EVAL_MAX:
+        return -EVAL_MAX
+    return e
+
+
+@njit(cache=True, inline="always")
+def _final(P, O, rules):
+    return SCALE * disc_score(popcount(P), popcount(O), rules)
+
+
+@njit(cache=True, inline="always")
+def _poll(ctl):
+    ctl[NODES] += 1
+    if (ctl[NODES] & POLL) == 0:
+        # STOP: the clock or the caller; HALT: this thread's speculative work is not needed
+        if ctl[STOP] != 0 or ctl[HALT] != 0 or ctl[NODES] >= ctl[LIMIT]:
+            ctl[ABORTED] = 1
+    return ctl[ABORTED] != 0
+
+
+_SIG = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
+                   types.int64, types.int16[:, ::1], types.int64, types.uint64[:, ::1],
+                   types.int64[::1], types.int64[::1], types.int64[:, ::1])
+
+
+@njit(_SIG, cache=True, nogil=True)
+def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
+    if _poll(ctl):
+        return 0
+    moves = legal_moves(P, O)
+    if moves == U0:
+        if legal_moves(O, P) == U0:
+            return _final(P, O, rules)
+        return -_pvs(O, P, -beta, -alpha, depth, ply + 1, W, rules, keys, data, ctl, mpc)
+    if depth <= 0:
+        return _leaf(P, O, W, moves)
+    if depth == 1:
+        # children are leaves: score them directly (a table costs more than it saves here)
+        best = -INF
+        while moves != U0:
+            m = moves & (~moves + U1)
+            moves ^= m
+            f = flips(P, O, m)
+            # depth - 1, never a literal 0: a recursive call typed with a literal argument
+            # breaks numba's cache in the next process (numba #6061)
+            v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data,
+                      ctl, mpc)
+            if v > best:
+                best = v
+                if v > alpha:
+                    alpha = v
+                    if alpha >= beta:
+                        break
+        return 0 if ctl[ABORTED] != 0 else best
+    # transposition table
+    hash_move = _NO_MOVE
+    sel = ctl[SEL]
+    i = _slot(keys, P, O)
+    d = data[i]
+    if _holds(keys, data, i, P, O) and ((d >> _RULES_SHIFT) & 3) == rules:
+        hash_move = (d >> _MOVE_SHIFT) & _M8
+        # bounds found at least as deep and with at least this confidence decide
+        if ((d >> _DEPTH_SHIFT) & _M8) >= depth and ((d >> _SEL_SHIFT) & 7) >= sel:
+            cut, v, alpha, beta = table_cut(((d >> _LO_SHIFT) & _M16) - _OFF,
+                                            ((d >> _UP_SHIFT) & _M16) - _OFF, alpha, beta)
+            if cut:
+                return v
+    if depth >= MPC_MIN_DEPTH and sel < SEL_EXACT and ctl[PC_NEST] < PC_MAX_NEST:
+        margin = mpc[depth, 64 - popcount(P | O)]
+        if margin > 0:
+            ds = _shallow(depth)
+            ctl[PC_NEST] += 1
+            cut = 0
+            hi = beta + margin
+            if hi < EVAL_MAX:
+                v = _pvs(P, O, hi - 1, hi, ds, ply, W, rules, keys, data, ctl, mpc)
+                if v >= hi:
+                    cut = 1
+            lo = alpha - margin
+            if cut == 0 and lo > -EVAL_MAX:
+                v = _pvs(P, O, lo, lo + 1, ds, ply, W, rules, keys, data, ctl, mpc)
+                if v <= lo:
+                    cut = -1
+            ctl[PC_NEST] -= 1
+            if ctl[ABORTED] != 0:
+                return 0
+            if cut == 1:
+                return beta
+            if cut == -1:
+                return alpha
+    alpha0 = alpha
+    best = -INF
+    best_move = _NO_MOVE
+    # order: table move, then the child's evaluation (the opponent's view: lower first)
+    base = SCRATCH + ply * SLOT
+    n = 0
+    mm = moves
+    etc = depth >= ETC_DEPTH
+    while mm != U0:
+        m = mm & (~mm + U1)
+        mm ^= m
+        sq = lowest_square(m)
+        if etc:
+            # enhanced transposition cutoff: a child the table already refutes enough
+            f = flips(P, O, m)
+            nP = O ^ f
+            nO = P ^ f ^ m
+            j = _slot(keys, nP, nO)
+            dj = data[j]
+            if _holds(keys, data, j, nP, nO) and ((dj >> _RULES_SHIFT) & 3) == rules and \
+                    ((dj >> _DEPTH_SHIFT) & _M8) >= depth - 1 and \
+                    ((dj >> _SEL_SHIFT) & 7) >= sel:
+                cu = ((dj >> _UP_SHIFT) & _M16) - _OFF
+                if -cu >= beta:
+                    return -cu
+        if sq == hash_move:
+            key = np.int64(-(1 << 40))
+        else:
+            # fastest first: the opponent's mobility after the move, corners counted twice;
+            # deeper, plus the evaluation of the move (a move of the opponent ~ 4 discs)
+            f = flips(P, O, m)
+            nP = O ^ f
+            nO = P ^ f ^ m
+            om = legal_moves(nP, nO)
+            key = popcount(om) + popcount(om & _CORNERS) - 4 * np.int64((m & _CORNERS) != U0)
+            if depth > SORT_MOBILITY_DEPTH:
+                key = 256 * key + evaluate_moves(nP, nO, W, om)
+        j = n
+        while j > 0 and ctl[base + 64 + j - 1] > key:
+            ctl[base + j] = ctl[base + j - 1]
+            ctl[base + 64 + j] = ctl[base + 64 + j - 1]
+            j -= 1
+        ctl[base + j] = sq
+        ctl[base + 64 + j] = key
+        n += 1
+    for k in range(n):
+        sq = ctl[base + k]
+        m = U1 << U(sq)
+        f = flips(P, O, m)
+        nP = O ^ f
+        nO = P ^ f ^ m
+        if k == 0:
+            v = -_pvs(nP, nO, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl, mpc)
+        else:
+            v = -_pvs(nP, nO, -alpha - 1, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl,
+                      mpc)
+            if alpha < v < beta:
+                v = -_pvs(nP, nO, -beta, -v, depth - 1, ply + 1, W, rules, keys, data, ctl, mpc)
+        if ctl[ABORTED] != 0:
+            return 0
+        if v > best:
+            best = v
+            best_move = sq
+            if v > alpha:
+                alpha = v
+                if alpha >= beta:
+                    break
+    _store(keys, data, P, O, rules, alpha0, beta, best, depth, best_move, ctl[GEN], sel)
+    return best
+
+
+@njit(cache=True, nogil=True)
+def search_root(P, O, alpha, beta, depth, W, rules, keys, data, ctl, order, scores, kinds,
+                analysis, mpc):
+    """Search the root moves ``order`` (squares, PASS alone when forced) to ``depth``.
+
+    ``scores[k]``/``kinds[k]`` receive each finished move's fail-soft value and whether it is
+    exact (0), an upper bound (-1) or a lower bound (+1); unfinished moves get kind -2.  With
+    ``analysis`` every move is searched with the full window (exact values for all).  Returns
+    the best value; ``ctl[ROOT_BEST]`` holds the best finished move."""
+    ctl[ABORTED] = 0
+    best = -INF
+    a = alpha
+    for k in range(order.shape[0]):
+        kinds[k] = -2
+    for k in range(order.shape[0]):
+        sq = order[k]
+        if sq == PASS:
+            nP, nO = O, P
+        else:
+            m = U1 << U(sq)
+            f = flips(P, O, m)
+            nP = O ^ f
+            nO = P ^ f ^ m
+        if k == 0 or analysis:
+            v = -_pvs(nP, nO, -beta, -a, depth - 1, 1, W, rules, keys, data, ctl, mpc)
+        else:
+            v = -_pvs(nP, nO, -a - 1, -a, depth - 1, 1, W, rules, keys, data, ctl, mpc)
+            if a < v < beta and ctl[ABORTED] == 0:
+                v = -_pvs(nP, nO, -beta, -v, depth - 1, 1, W, rules, keys, data, ctl, mpc)
+        if ctl[ABORTED] != 0:
+            return best
+        scores[k] = v
+        if v <= a:
+            kinds[k] = -1
+        elif v >= beta:
+            kinds[k] = 1
+        else:
+            kinds[k] = 0
+        if v > best:
+            best = v
+            ctl[ROOT_BEST] = sq
+            ctl[ROOT_SCORE] = v
+            if v > a and not analysis:
+                a = v
+                if a >= beta:
+                    break
+    ctl[ROOT_DONE] = 1
+    _store(keys, data, P, O, rules, alpha, beta, best, depth, ctl[ROOT_BEST], ctl[GEN],
+           ctl[SEL])
+    return best
+
+
+@njit(cache=True, nogil=True)
+def search_move(P, O, sq, alpha, beta, depth, W, rules, keys, data, ctl, mpc):
+    """The root move ``sq`` (PASS when forced) searched to ``depth`` in the window (alpha,
+    beta), from the root's view: one root move of a split root (threads > 1)."""
+    ctl[ABORTED] = 0
+    if sq == PASS:
+        nP, nO = O, P
+    else:
+        m = U1 << U(sq)
+        f = flips(P, O, m)
+        nP = O ^ f
+        nO = P ^ f ^ m
+    return -_pvs(nP, nO, -beta, -alpha, depth - 1, 1, W, rules, keys, data, ctl, mpc)
+
+
+@njit(cache=True)
+def static_eval(P, O, W, rules):
+    """What the search scores a leaf, from the raw weights ``W`` through ``evaluate_raw`` (the
+    search itself reads the merged tables: tests compare the two): quarter discs, or the exact
+    margin of a finished game."""
+    if legal_moves(P, O) == U0 and legal_moves(O, P) == U0:
+        return _final(P, O, rules)
+    e = evaluate_raw(P, O, W) >> RAW_SHIFT
+    return min(max(e, -EVAL_MAX), EVAL_MAX)

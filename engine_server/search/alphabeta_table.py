@@ -1,0 +1,121 @@
+"""The midgame search's two arrays shared with Python: the control array (node counters, the
+stop flags the kernels poll, the root's result, per-ply move lists) and the transposition table of
+depth-tagged bounds (:func:`_store`, :func:`table_move`, :func:`known_children`).  The search is
+described in engine_server/search/alphabeta.py."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from engine_server.game.bitboard import U0, U1, U, flips, legal_moves
+
+INF = 30000
+
+# ctl layout
+NODES, LIMIT, ABORTED, STOP, GEN, ROOT_BEST, ROOT_SCORE, ROOT_DONE, SEL, PC_NEST, HALT = \
+    range(11)
+SCRATCH = 16
+MAX_PLY = 96
+SLOT = 128                # per ply: up to 64 moves, then their keys
+CTL_SIZE = SCRATCH + MAX_PLY * SLOT
+POLL = 1023
+
+# tt: keys uint64 [size, 2] (P, O); data int64 [size]
+_OFF = 1 << 15
+_LO_SHIFT = 0
+_UP_SHIFT = 16
+_DEPTH_SHIFT = 32
+_MOVE_SHIFT = 40
+_GEN_SHIFT = 48
+_RULES_SHIFT = 56
+_SEL_SHIFT = 58           # the selectivity the bounds were found at (SEL_EXACT: none)
+_VALID = 1 << 62
+_M16 = (1 << 16) - 1
+_M8 = 255
+_NO_MOVE = 127
+_HK1 = U(0x9E3779B97F4A7C15)
+_HK2 = U(0xC2B2AE3D27D4EB4F)
+_S32 = U(32)
+
+
+@njit(cache=True, inline="always")
+def _slot(keys, P, O):
+    h = (P * _HK1) ^ (O * _HK2)
+    h ^= h >> _S32
+    return np.int64(h & U(keys.shape[0] - 1))
+
+
+@njit(cache=True, inline="always")
+def _holds(keys, data, i, P, O):
+    """Entry ``i`` is (P, O)'s.  The keys are stored xor-ed with the data word, so an entry
+    torn by another search thread writing it at the same time never matches."""
+    d = data[i]
+    w = U(d)
+    return (d & _VALID) != 0 and (keys[i, 0] ^ w) == P and (keys[i, 1] ^ w) == O
+
+
+@njit(cache=True)
+def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
+    i = _slot(keys, P, O)
+    d = data[i]
+    same = _holds(keys, data, i, P, O)
+    if d & _VALID and not same:
+        # keep a deeper entry of the current search; anything older or shallower goes
+        if ((d >> _GEN_SHIFT) & _M8) == gen and ((d >> _DEPTH_SHIFT) & _M8) > depth:
+            return
+    lo = -INF
+    up = INF
+    if best > alpha:
+        lo = best
+    if best < beta:
+        up = best
+    if same and ((d >> _DEPTH_SHIFT) & _M8) == depth and ((d >> _RULES_SHIFT) & 3) == rules \
+            and ((d >> _SEL_SHIFT) & 7) == sel:
+        # same depth: intersect the bounds
+        olo = ((d >> _LO_SHIFT) & _M16) - _OFF
+        oup = ((d >> _UP_SHIFT) & _M16) - _OFF
+        if olo > lo and olo <= up:
+            lo = olo
+        if oup < up and oup >= lo:
+            up = oup
+    nd = ((lo + _OFF) << _LO_SHIFT) | ((up + _OFF) << _UP_SHIFT) | \
+        (np.int64(depth) << _DEPTH_SHIFT) | (np.int64(move) << _MOVE_SHIFT) | \
+        (np.int64(gen) << _GEN_SHIFT) | (np.int64(rules) << _RULES_SHIFT) | \
+        (np.int64(sel) << _SEL_SHIFT) | _VALID
+    data[i] = nd
+    keys[i, 0] = P ^ U(nd)
+    keys[i, 1] = O ^ U(nd)
+
+
+@njit(cache=True)
+def store_root(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
+    _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel)
+
+
+@njit(cache=True)
+def table_move(keys, data, P, O, rules):
+    i = _slot(keys, P, O)
+    d = data[i]
+    if _holds(keys, data, i, P, O) and ((d >> _RULES_SHIFT) & 3) == rules:
+        m = (d >> _MOVE_SHIFT) & _M8
+        return -1 if m == _NO_MOVE else m
+    return -1
+
+
+@njit(cache=True)
+def known_children(keys, data, P, O, rules):
+    """How many of the position's children the table already holds (what a previous search
+    left for this one)."""
+    moves = legal_moves(P, O)
+    n = 0
+    while moves != U0:
+        m = moves & (~moves + U1)
+        moves ^= m
+        f = flips(P, O, m)
+        nP = O ^ f
+        nO = P ^ f ^ m
+        i = _slot(keys, nP, nO)
+        if _holds(keys, data, i, nP, nO) and ((data[i] >> _RULES_SHIFT) & 3) == rules:
+            n += 1
+    return n

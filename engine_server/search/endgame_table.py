@@ -1,0 +1,102 @@
+"""The exact solver's two arrays shared with Python: the control array (node counters, the node
+budget, per-ply move lists) and the transposition table of proven bounds (:func:`_tt_find`,
+:func:`_tt_store`, :func:`new_table`).  The layers of the solver are described in
+engine_server/search/endgame.py."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from engine_server.game.bitboard import U
+
+INF = 65             # above any score (|score| <= 64)
+
+# ctl (int64 array) layout: counters shared with Python, then move-list scratch space per ply.
+NODES = 0
+LIMIT = 1
+ABORTED = 2
+BEST = 3
+GENERATION = 4
+SCRATCH = 16
+KEYS = 64            # per ply: up to 64 moves, then their sort keys
+SLOT = 2 * KEYS
+CTL_SIZE = SCRATCH + 65 * SLOT  # plies are indexed by empties (0..63) and 64 for the root
+
+# tt (uint64 array, shape (size, 4)) columns: the position, packed data, subtree node count.
+TT_P = 0
+TT_O = 1
+TT_DATA = 2
+TT_COST = 3
+# data fields (int64 arithmetic after a cast, all values non-negative)
+_LO_SHIFT = 0        # lower bound + 64
+_UP_SHIFT = 8        # upper bound + 64
+_MOVE_SHIFT = 16     # best move square, 64 = none
+_RULES_SHIFT = 24
+_GEN_SHIFT = 32
+_VALID = 1 << 40     # marks a used entry (a zeroed row is empty)
+
+_HASH_K1 = U(0x9E3779B97F4A7C15)
+_HASH_K2 = U(0xC2B2AE3D27D4EB4F)
+_HASH_SHIFT = U(32)
+
+_NO_SQ = 64
+
+
+@njit(cache=True, inline="always")
+def _tt_index(tt, P, O):
+    h = P * _HASH_K1 + O * _HASH_K2
+    # two-entry buckets: index even, partner index + 1
+    return np.int64(h >> _HASH_SHIFT) & (tt.shape[0] - 2)
+
+
+@njit(cache=True, inline="always")
+def _tt_find(tt, i, P, O, rules):
+    """Row of (P, O) under ``rules`` in the bucket at ``i``, or -1."""
+    for j in range(i, i + 2):
+        if tt[j, TT_P] == P and tt[j, TT_O] == O:
+            d = np.int64(tt[j, TT_DATA])
+            if d & _VALID and ((d >> _RULES_SHIFT) & 1) == rules:
+                return j
+    return -1
+
+
+@njit(cache=True)
+def _tt_store(tt, P, O, rules, lower, upper, move, cost, gen):
+    i = _tt_index(tt, P, O)
+    j = _tt_find(tt, i, P, O, rules)
+    if j >= 0:
+        d = np.int64(tt[j, TT_DATA])
+        # both old and new bounds are proven: keep their intersection
+        lower = max(lower, ((d >> _LO_SHIFT) & 255) - 64)
+        upper = min(upper, ((d >> _UP_SHIFT) & 255) - 64)
+        if move == _NO_SQ:
+            move = (d >> _MOVE_SHIFT) & 255
+        cost += np.int64(tt[j, TT_COST])
+    else:
+        # replace the cheaper entry, preferring one left from an older solve
+        j = i
+        d0 = np.int64(tt[i, TT_DATA])
+        d1 = np.int64(tt[i + 1, TT_DATA])
+        old0 = (d0 & _VALID) == 0 or ((d0 >> _GEN_SHIFT) & 255) != gen
+        old1 = (d1 & _VALID) == 0 or ((d1 >> _GEN_SHIFT) & 255) != gen
+        if old0 != old1:
+            j = i if old0 else i + 1
+        elif tt[i + 1, TT_COST] < tt[i, TT_COST]:
+            j = i + 1
+    tt[j, TT_P] = P
+    tt[j, TT_O] = O
+    tt[j, TT_DATA] = U(_VALID | (gen << _GEN_SHIFT) | (rules << _RULES_SHIFT)
+                       | (move << _MOVE_SHIFT) | ((upper + 64) << _UP_SHIFT)
+                       | ((lower + 64) << _LO_SHIFT))
+    tt[j, TT_COST] = U(cost)
+
+
+DEFAULT_TABLE_BITS = 20
+
+
+def new_table(bits: int = DEFAULT_TABLE_BITS) -> np.ndarray:
+    """A transposition table of ``2**bits`` entries, 32 bytes each (20 bits: 32 MiB)."""
+    if not 4 <= bits <= 30:
+        raise ValueError(f"table bits must be in 4..30, got {bits}")
+    return np.zeros((1 << bits, 4), dtype=np.uint64)
