@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
 import numpy as np
 import pytest
+import structlog
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
@@ -435,13 +437,20 @@ def test_the_default_net_is_the_shipped_file_or_none_with_one_warning(monkeypatc
     shipped = {T.STANDARD: nets["tiny"], T.REVERSED: tmp_path / "net-reversed.onnx"}
     monkeypatch.setattr(puct, "default_net_path", lambda rules: shipped[int(rules)])
     monkeypatch.setattr(puct, "_warned", set())
-    with capture_logs() as logs:
-        agent = make_agent("puct:root_solve=0", seed=3)
-        agent.search(MIDGAME, Limits(iterations=30))
-        assert agent.tree.eval_positions == 30
-        rev = MIDGAME.with_rules("reversed")
-        r = agent.search(rev, Limits(iterations=200))
-        make_agent("puct", seed=3).search(rev, Limits(iterations=10))
+    # An earlier test in this process may have raised the log level above warnings (a CLI run
+    # with --log-level error): capture_logs replaces the processors, not the level filter.
+    before = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    try:
+        with capture_logs() as logs:
+            agent = make_agent("puct:root_solve=0", seed=3)
+            agent.search(MIDGAME, Limits(iterations=30))
+            assert agent.tree.eval_positions == 30
+            rev = MIDGAME.with_rules("reversed")
+            r = agent.search(rev, Limits(iterations=200))
+            make_agent("puct", seed=3).search(rev, Limits(iterations=10))
+    finally:
+        structlog.configure(**before)
     plain = make_agent("puct:net=none", seed=3).search(rev, Limits(iterations=200))
     assert [(m.move, m.visits) for m in r.moves] == [(m.move, m.visits) for m in plain.moves]
     warned = [e for e in logs if e["event"] == "puct_no_network"]
