@@ -170,10 +170,8 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         print("othello-train heldout: need 1 <= --min-empties <= --max-empties <= 59",
               file=sys.stderr)
         return 2
-    weights = (wts.load(args.weights, rules)[0] if args.weights is not None
-               else wts.default_weights(rules))
-    label_weights = (wts.load(args.label_weights, rules)[0] if args.label_weights is not None
-                     else wts.default_weights(rules))
+    weights = wts.load_or_default(args.weights, rules)
+    label_weights = wts.load_or_default(args.label_weights, rules)
     if rules == int(Rules.STANDARD):
         positions = heldout_positions(args.wthor, args.positions, args.seed, args.min_empties,
                                       args.max_empties)

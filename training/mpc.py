@@ -176,10 +176,7 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
 
     rules = int(Rules.parse(args.rules))
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
-    if args.weights is not None:
-        weights, _ = wts.load(args.weights, rules)
-    else:
-        weights = wts.default_weights(rules)
+    weights = wts.load_or_default(args.weights, rules)
     if rules == int(Rules.STANDARD):
         positions = wthor_positions(args.wthor, args.positions, args.seed)
         source = f"{len(positions)} positions of WTHOR games ({args.wthor}), seed {args.seed}"

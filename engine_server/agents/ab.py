@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from engine_server.eval import mpc as M
-from engine_server.eval.weights import WeightsError, default_weights, load
+from engine_server.eval.weights import WeightsError, default_weights, load, load_or_default
 from engine_server.game import PASS, Position
 from engine_server.log import get_logger
 from engine_server.search.alphabeta import (
@@ -186,7 +186,7 @@ def _make(spec: str, p: dict[str, Any]) -> Agent:
         try:
             if p["mpc_file"]:
                 rules = M.file_rules(p["mpc_file"])
-                w = load(p["weights"], rules)[0] if p["weights"] else default_weights(rules)
+                w = load_or_default(p["weights"] or None, rules)
                 M.load(p["mpc_file"], w, rules)
             else:
                 # stale statistics are an error; missing ones for one rule variant only mean

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from engine_server.session import Session
+from protocol.gtp import response_lines
+from protocol.nboard import status_line
 from protocol.text import clean_line
 
 NBOARD_FIRST_WORDS = ("nboard", "ping", "set")
@@ -24,6 +26,15 @@ def detect_protocol(line: str) -> str:
     that reconnect may open with ``ping`` or ``set``); everything else is GTP."""
     word = clean_line(line).split(" ", 1)[0].lower()
     return "nboard" if word in NBOARD_FIRST_WORDS else "gtp"
+
+
+def refusal_lines(protocol: str, message: str) -> list[str]:
+    """Input refused before a handler saw it, answered in the session's protocol: GTP
+    ``? message`` and the blank line that ends a response, NBoard ``status message`` (the form
+    its handler uses for bad input); GTP when the protocol is not known yet."""
+    # protocol's functions, imported by name: this package's own gtp and nboard submodules
+    # take the module names here once imported
+    return [status_line(message)] if protocol == "nboard" else response_lines("", False, message)
 
 
 def make_handler(protocol: str, session: Session) -> LineHandler:

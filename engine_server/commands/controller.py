@@ -16,11 +16,9 @@ from typing import Any, Callable
 
 from engine_server.log import get_logger
 from engine_server.session import Session
-from protocol import gtp
-from protocol import nboard as nb
 from protocol.text import clean_line
 
-from . import LineHandler, detect_protocol, make_handler
+from . import LineHandler, detect_protocol, make_handler, refusal_lines
 
 log = get_logger("controller")
 
@@ -63,13 +61,9 @@ class Controller:
             self.session.interrupt()
 
     def refuse(self, message: str) -> None:
-        """Answer a line the transport refused: GTP ``? message`` and the blank line that ends
-        a response, NBoard ``status message`` (the form its handler uses for bad input).  A
-        session whose protocol is not known yet gets the GTP form."""
-        if self.protocol == "nboard":
-            self.session.output.write(nb.status_line(message))
-        else:
-            self.session.output.write(*gtp.response_lines("", False, message))
+        """Answer a line the transport refused, in the session's protocol
+        (:func:`refusal_lines`)."""
+        self.session.output.write(*refusal_lines(self.protocol, message))
 
     def handle(self, text: str, received: float) -> bool:
         """Handle one line; False means the session ends (``quit``)."""

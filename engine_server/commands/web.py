@@ -79,13 +79,6 @@ class Request:
         return web.number_field(self.msg, key)
 
 
-def _color_name(c: Color) -> str:
-    return web.color_name(c)
-
-
-_json_safe = web.json_safe
-
-
 def parse_move_list(text: str, start: Position) -> Game:
     """A move list such as ``f5d6c3`` (any case, spaces, commas or dashes between moves;
     ``pa``/``pass`` for passes) played from ``start``; the passes a list leaves out are
@@ -201,10 +194,10 @@ class WebHandler(AnalysisMixin):
         players = {}
         for c in (Color.BLACK, Color.WHITE):
             name = self.players[c]
-            players[_color_name(c)] = ({"human": True} if name is None else
+            players[web.color_name(c)] = ({"human": True} if name is None else
                                        {"human": False, "agent": name,
                                         "spec": self._sessions[c].agent_spec})
-        thinking = (_color_name(self._job_color) if self._job is not None
+        thinking = (web.color_name(self._job_color) if self._job is not None
                     and self._job_kind == "move" and self._job_color is not None else None)
         return {
             **game_state(self.game, self._human_to_move()),
@@ -262,7 +255,7 @@ class WebHandler(AnalysisMixin):
         if pos.must_pass():
             # Nothing to think about; the pass is played at once.
             self.session.play(PASS)
-            self._write({"type": "move", "color": _color_name(color), "square": "pass"})
+            self._write({"type": "move", "color": web.color_name(color), "square": "pass"})
             self._write(self.state())
             self._continue(time.monotonic())
             return
@@ -299,7 +292,7 @@ class WebHandler(AnalysisMixin):
         self.evals[ply] = round(black_view(r.eval, color), 2)
         self.times[ply] = round(time.monotonic() - job.started, 3)
         self.session.play(r.best_move)
-        self._write({"type": "move", "color": _color_name(color),
+        self._write({"type": "move", "color": web.color_name(color),
                      "square": square_name(r.best_move), "eval": round(r.eval, 2),
                      "elapsed": round(r.elapsed, 3), "nodes": r.nodes,
                      **self._effort(r)})
@@ -315,7 +308,7 @@ class WebHandler(AnalysisMixin):
         return {"visits": visits or r.iterations}
 
     def _progress(self, r: SearchResult, kind: str, color: Color, ply: int) -> Message:
-        return {"type": "progress", "kind": kind, "color": _color_name(color), "ply": ply,
+        return {"type": "progress", "kind": kind, "color": web.color_name(color), "ply": ply,
                 "elapsed": round(r.elapsed, 2), "nodes": r.nodes,
                 "best": r.best_name or None, "eval": round(r.eval, 2), **self._effort(r)}
 
@@ -333,7 +326,7 @@ class WebHandler(AnalysisMixin):
     @commands("ping")
     def cmd_ping(self, q: Request) -> list[Message]:
         """``pong`` at once, whatever runs (latency checks)."""
-        return [{"type": "pong", "t": _json_safe(q.msg.get("t"))}]
+        return [{"type": "pong", "t": web.json_safe(q.msg.get("t"))}]
 
     def _player(self, value: Any, side: str) -> str | None:
         if value is None or value == HUMAN:
@@ -388,7 +381,7 @@ class WebHandler(AnalysisMixin):
         """The players after this request: ``black``/``white`` where it names them."""
         wanted = dict(self.players)
         for c in (Color.BLACK, Color.WHITE):
-            key = _color_name(c)
+            key = web.color_name(c)
             if key in q.msg:
                 wanted[c] = self._player(q.msg[key], key)
         return wanted
@@ -451,7 +444,7 @@ class WebHandler(AnalysisMixin):
         if self._job is not None and self._job_kind == "move":
             raise WebError("not your turn: the engine is thinking")
         if self.players[pos.side] is not None:
-            raise WebError(f"not your turn: {_color_name(pos.side)} is played by the engine")
+            raise WebError(f"not your turn: {web.color_name(pos.side)} is played by the engine")
         if not pos.is_legal(move):
             if move == PASS:
                 raise WebError("you cannot pass: you have a legal move")
@@ -535,7 +528,7 @@ class WebHandler(AnalysisMixin):
                           "eval": round(m.eval, 2) if known else None,
                           "exact": m.exact, "visits": m.visits})
         self.evals[ply] = round(black_view(r.eval, color), 2)
-        self._write({"type": "hints", "ply": ply, "color": _color_name(color),
+        self._write({"type": "hints", "ply": ply, "color": web.color_name(color),
                      "best": r.best_name or None, "eval": round(r.eval, 2), "moves": moves,
                      "elapsed": round(r.elapsed, 3), "nodes": r.nodes, **self._effort(r)})
         self._write(self.state())

@@ -79,4 +79,10 @@ def default_weights(rules: int) -> np.ndarray:
         return _cache[r]
 
 
-__all__ = ["WeightsError", "weights_path", "save", "load", "default_weights", "DATA_DIR"]
+def load_or_default(path: str | Path | None, rules: int) -> np.ndarray:
+    """The weights in ``path``, or the shipped ones for ``rules`` when it is None."""
+    return load(path, rules)[0] if path is not None else default_weights(rules)
+
+
+__all__ = ["WeightsError", "weights_path", "save", "load", "load_or_default", "default_weights",
+           "DATA_DIR"]

@@ -70,12 +70,10 @@ if TYPE_CHECKING:
     from zmq.auth.thread import ThreadAuthenticator
 
 from engine_server.agents.policy import AgentPolicy
-from engine_server.commands import detect_protocol
+from engine_server.commands import detect_protocol, refusal_lines
 from engine_server.commands.controller import Request
 from engine_server.log import get_logger
 from engine_server.session import EngineOptions
-from protocol import gtp
-from protocol import nboard as nb
 from protocol import zmq as zframes
 
 from .zmq_security import SecurityError, generate_keys, is_loopback_endpoint, secure
@@ -208,11 +206,8 @@ class ZmqServer:
         return detect_protocol(text) if text else "gtp"
 
     def _answer(self, identity: bytes, seq: int | None, protocol: str, message: str) -> None:
-        """An error sent by the server itself (no session thread): GTP ``? message`` and the
-        blank line, NBoard ``status message``."""
-        lines = ([nb.status_line(message)] if protocol == "nboard"
-                 else gtp.response_lines("", False, message))
-        for line in lines:
+        """An error sent by the server itself (no session thread), in ``protocol``'s form."""
+        for line in refusal_lines(protocol, message):
             self._send(identity, seq, line)
 
     def _handle_frames(self, frames: list[bytes], fd: int | None = None,
