@@ -33,25 +33,30 @@ from . import fit, labels, wthor
 
 @dataclass
 class Dataset:
-    """Positions (side to move's view), targets in discs, and the game of each position."""
+    """Positions (side to move's view), targets in discs, and the game of each position;
+    ``value``, where known, the search value the player found there (discs, side to move's
+    view: ``othello-train selfplay``'s data)."""
 
     P: np.ndarray
     O: np.ndarray
     empties: np.ndarray
     target: np.ndarray
     game: np.ndarray
+    value: np.ndarray | None = None
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp.npz")
+        extra = {} if self.value is None else {"value": self.value}
         np.savez(tmp, P=self.P, O=self.O, empties=self.empties, target=self.target,
-                 game=self.game)
+                 game=self.game, **extra)
         tmp.replace(path)
 
     @classmethod
     def load(cls, path: Path) -> "Dataset":
         with np.load(path) as z:
-            return cls(z["P"], z["O"], z["empties"], z["target"], z["game"])
+            return cls(z["P"], z["O"], z["empties"], z["target"], z["game"],
+                       z["value"] if "value" in z.files else None)
 
     def __len__(self) -> int:
         return int(self.P.shape[0])
@@ -63,8 +68,11 @@ class Dataset:
         for d in parts:
             games.append(d.game + off)
             off += int(d.game.max()) + 1 if len(d) else 0
+        values = [d.value for d in parts]
+        value = None if any(v is None for v in values) else np.concatenate(values)
         return Dataset(*(np.concatenate([getattr(d, k) for d in parts])
-                         for k in ("P", "O", "empties", "target")), np.concatenate(games))
+                         for k in ("P", "O", "empties", "target")), np.concatenate(games),
+                       value)
 
 
 def label_games(pos: wthor.Positions, final: np.ndarray, early: np.ndarray | None,

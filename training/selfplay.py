@@ -23,6 +23,7 @@ from engine_server.game.bitboard import (
     START_WHITE,
     U0,
     U1,
+    disc_score,
     legal_moves,
     lowest_square,
     make_move,
@@ -31,7 +32,14 @@ from engine_server.game.bitboard import (
     rng_below,
 )
 from engine_server.search import alphabeta as AB
-from engine_server.search.endgame import LIMIT, NODES, new_control, new_table, solve_root
+from engine_server.search.endgame import (
+    LIMIT,
+    NODES,
+    new_control,
+    new_table,
+    solve_root,
+    solve_root_eval,
+)
 
 from .patterns import Dataset
 from .pool import run_chunks
@@ -124,6 +132,118 @@ def play_games(n_games, seed, W, rules, depth, random_plies, solve_empties, keys
             for i in range(start, k):
                 t_out[i] = 0
             k = start
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _searched_move(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds, mpc):
+    """(move, value in quarter discs) of a full-width search to ``depth`` by iterative
+    deepening (the best move of each iteration searched first in the next); the root moves
+    start in a random order, so that equal values pick at random.  PASS (64) and 0 when
+    forced."""
+    moves = legal_moves(P, O)
+    if moves == U0:
+        return 64, 0
+    n = 0
+    mm = moves
+    while mm != U0:
+        m = mm & (~mm + U1)
+        mm ^= m
+        order[n] = lowest_square(m)
+        n += 1
+    for i in range(n - 1, 0, -1):
+        j = rng_below(rng, i + 1)
+        t = order[i]
+        order[i] = order[j]
+        order[j] = t
+    best = order[0]
+    v = 0
+    for d in range(1, depth + 1):
+        ctl[AB.LIMIT] = 1 << 62
+        ctl[AB.STOP] = 0
+        v = AB.search_root(P, O, np.int64(-AB.INF), np.int64(AB.INF), np.int64(d), W, rules,
+                           keys, data, ctl, order[:n], scores[:n], kinds[:n], False, mpc)
+        best = ctl[AB.ROOT_BEST]
+        j = 0
+        while order[j] != best:
+            j += 1
+        while j > 0:
+            order[j] = order[j - 1]
+            j -= 1
+        order[0] = best
+    return best, v
+
+
+@njit(cache=True, nogil=True)
+def play_labelled(P, O, n_random, seed, W, Ws, rules, depth, solve_empties, keys, data, ctl,
+                  stt, sctl, P_out, O_out, e_out, t_out, v_out, k0, mpc):
+    """One game from (P, O), side to move first: ``n_random`` uniformly random moves, then
+    a full-width search of ``depth`` plies per move until ``solve_empties`` empties, from where
+    the exact solver plays (perfect play).  Each position after the random moves where the
+    side to move has a move is written from index ``k0`` on: P, O, empties, the target (the
+    game's final margin under this play, side to move's view: the solved value at and below
+    ``solve_empties``, the first solved value propagated above it, or the final score of a
+    game that ended earlier) and the value the player found (the search's, rounded to discs,
+    or the solver's).  The tables are cleared first, so the game depends on its arguments
+    only.  ``Ws``: the evaluation tables that order the solver's moves (int16).  Returns the
+    index after the last position written."""
+    keys[:] = 0
+    data[:] = 0
+    ctl[:] = 0
+    ctl[AB.SEL] = AB.SEL_EXACT
+    stt[:] = 0
+    sctl[:] = 0
+    rng = np.zeros(1, np.uint64)
+    rng[0] = np.uint64(seed) | U1
+    order = np.zeros(64, np.int64)
+    scores = np.zeros(64, np.int64)
+    kinds = np.zeros(64, np.int64)
+    side = np.zeros(64, np.bool_)
+    k = k0
+    left = n_random
+    black = True
+    label_at = -1
+    while True:
+        moves = legal_moves(P, O)
+        if moves == U0 and legal_moves(O, P) == U0:
+            break
+        if moves == U0:
+            sq = 64
+        elif left > 0:
+            sq = lowest_square(nth_bit(moves, rng_below(rng, popcount(moves))))
+            left -= 1
+        else:
+            e = 64 - popcount(P | O)
+            P_out[k] = P
+            O_out[k] = O
+            e_out[k] = e
+            side[k - k0] = black
+            if e <= solve_empties:
+                sctl[NODES] = 0
+                sctl[LIMIT] = 1 << 62
+                v, sq = solve_root_eval(P, O, np.int64(-65), np.int64(65), rules, stt, sctl, Ws)
+                t_out[k] = v
+                v_out[k] = v
+                if label_at < 0:
+                    label_at = k
+            else:
+                sq, q = _searched_move(P, O, W, rules, depth, keys, data, ctl, rng, order,
+                                       scores, kinds, mpc)
+                # quarter discs to discs, rounded half up
+                v_out[k] = min(64, max(-64, (q + 2) // 4))
+            k += 1
+        P, O = make_move(P, O, sq)
+        black = not black
+    if label_at >= 0:
+        ref = label_at
+        v = t_out[label_at]
+        ref_black = side[label_at - k0]
+    else:
+        v = disc_score(popcount(P), popcount(O), rules)
+        ref_black = black
+        ref = k
+    for i in range(k0, ref):
+        t_out[i] = v if side[i - k0] == ref_black else -v
     return k
 
 
@@ -220,4 +340,4 @@ def _parse(spec: str) -> tuple[int, int]:
     return depth, rnd
 
 
-__all__ = ["dataset", "play_games"]
+__all__ = ["dataset", "play_games", "play_labelled"]
