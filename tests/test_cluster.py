@@ -303,3 +303,22 @@ def test_pattern_selfplay_chunks_on_the_cluster_are_the_local_data(tmp_path, sch
     assert len(local) > 6 * 20
     for field in ("P", "O", "empties", "target", "game"):
         assert np.array_equal(getattr(local, field), getattr(remote, field)), field
+
+
+def test_selfplay_shards_on_the_cluster_are_the_local_bytes(tmp_path, scheduler):
+    from engine_server.eval import weights as wts
+    from engine_server.game import Rules
+    from training import selfplay_data as SD
+
+    def run(out, **kw):
+        return SD.run(out, int(Rules.STANDARD), 6, 2, 8, SD.Openings.parse("random:4-8"),
+                      wts.weights_path(int(Rules.STANDARD)), 5, 2, log=lambda _: None, **kw)
+
+    local = run(tmp_path / "local", threads=1)
+    remote = run(tmp_path / "remote", cluster=scheduler)
+    assert remote.played_games == 6 and remote.positions == local.positions
+    names = sorted(p.name for p in (tmp_path / "local").glob("shard-*.npz"))
+    assert len(names) == 3
+    for name in names:
+        assert (tmp_path / "local" / name).read_bytes() == \
+            (tmp_path / "remote" / name).read_bytes(), name

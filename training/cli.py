@@ -5,6 +5,8 @@
     othello-train az supervised|loop ...         # seed 003's network (training/az)
     othello-train mpc --rules standard           # Multi-ProbCut statistics of the weights
     othello-train heldout --rules standard       # error against deep-search values
+    othello-train selfplay --games N --out DIR   # self-play data in resumable shards
+    othello-train patterns --data DIR ...        # ... added to a fit
 
 Every step is seeded; data sets are cached in --work so an interrupted run resumes.
 """
@@ -46,6 +48,12 @@ def _parser() -> argparse.ArgumentParser:
                         "searches with the weights fitted on all games before it")
     t.add_argument("--solve-empties", type=int, default=14,
                    help="label positions from this many empties down with the exact solver")
+    t.add_argument("--data", type=Path, action="append", default=[], metavar="DIR",
+                   help="add the shards of this othello-train selfplay directory (repeatable)")
+    t.add_argument("--label", default="target", metavar="target|value|mix:W",
+                   help="what --data positions are fitted to: the game's final margin "
+                        "(target), the search value found there (value), or W*value + "
+                        "(1-W)*target (mix:W)")
     t.add_argument("--iterations", type=int, default=30, help="conjugate-gradient iterations")
     t.add_argument("--l2", type=float, default=5.0, help="L2 regularization")
     t.add_argument("--window", type=int, default=1,
@@ -64,10 +72,12 @@ def _parser() -> argparse.ArgumentParser:
     from .az.cli import add_parser as add_az
     from .heldout import add_parser as add_heldout
     from .mpc import add_parser as add_mpc
+    from .selfplay_data import add_parser as add_selfplay
 
     add_az(sub)
     add_mpc(sub)
     add_heldout(sub)
+    add_selfplay(sub)
     return p
 
 
@@ -85,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         from .heldout import main as heldout_main
 
         return heldout_main(args, argv)
+    if args.cmd == "selfplay":
+        from .selfplay_data import main as selfplay_main
+
+        return selfplay_main(args, argv)
     from engine_server.eval import weights as wts
 
     from . import patterns
@@ -100,8 +114,24 @@ def main(argv: list[str] | None = None) -> int:
         parts.append(patterns.wthor_dataset(args.wthor, cache, args.solve_empties,
                                             args.threads, args.games, log))
         sources.append(f"WTHOR {args.wthor} ({len(parts[-1])} positions)")
+    try:
+        label = _label(args.label)
+    except ValueError as e:
+        print(f"othello-train: {e}", file=sys.stderr)
+        return 2
+    for directory in args.data:
+        from .selfplay_data import load_dir
+
+        try:
+            d = load_dir(directory)
+        except (OSError, ValueError) as e:
+            print(f"othello-train: --data {e}", file=sys.stderr)
+            return 2
+        parts.append(label(d))
+        sources.append(f"self-play {directory} ({len(d)} positions, label {args.label})")
     if not parts and not args.selfplay:
-        print("othello-train: no data (reversed rules need --selfplay N)", file=sys.stderr)
+        print("othello-train: no data (reversed rules need --selfplay N or --data DIR)",
+              file=sys.stderr)
         return 2
     weights = None
     if parts and args.selfplay:
@@ -140,6 +170,35 @@ def main(argv: list[str] | None = None) -> int:
         patterns.plot_report(report, args.report.with_suffix(".png"),
                              f"held-out error per stage ({args.rules} rules)")
     return 0
+
+
+def _label(spec: str):
+    """The --label of --data positions as a function of their Dataset."""
+    import numpy as np
+
+    from .patterns import Dataset
+
+    if spec == "target":
+        w = 0.0
+    elif spec == "value":
+        w = 1.0
+    elif spec.startswith("mix:"):
+        try:
+            w = float(spec[4:])
+        except ValueError:
+            w = -1.0
+        if not 0.0 <= w <= 1.0:
+            raise ValueError(f"--label {spec!r}: mix:W needs 0 <= W <= 1")
+    else:
+        raise ValueError(f"--label {spec!r}: expected target, value or mix:W")
+
+    def apply(d: Dataset) -> Dataset:
+        if w == 0.0 or d.value is None:
+            return d
+        t = w * d.value.astype(np.float64) + (1.0 - w) * d.target.astype(np.float64)
+        return Dataset(d.P, d.O, d.empties, t, d.game, d.value)
+
+    return apply
 
 
 if __name__ == "__main__":
