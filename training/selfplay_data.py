@@ -447,6 +447,10 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
                       weights_file, args.seed, args.chunk, args.threads, args.cluster)
     except (ValueError, wts.WeightsError) as e:
         return fail(str(e))
+    except KeyboardInterrupt:
+        print(f"\nothello-train selfplay: interrupted; the finished shards are in {args.out}, "
+              f"the same command plays the rest", file=sys.stderr)
+        return 130
     print(summary.line(), flush=True)
     return 0
 
