@@ -54,6 +54,20 @@ def _parser() -> argparse.ArgumentParser:
                    help="what --data positions are fitted to: the game's final margin "
                         "(target), the search value found there (value), or W*value + "
                         "(1-W)*target (mix:W)")
+    t.add_argument("--wthor-search", type=int, default=0, metavar="DEPTH",
+                   help="relabel the WTHOR positions above --solve-empties with full-width "
+                        "searches of this depth (0: keep the game outcomes); --wthor-label "
+                        "says how the search value enters the target")
+    t.add_argument("--wthor-search-from", type=int, default=25, metavar="EMPTIES",
+                   help="with --wthor-search: relabel positions with at least this many "
+                        "empties; below, the targets are exact or the game's theoretical score "
+                        "(WTHOR's, 24 empties) and stay")
+    t.add_argument("--wthor-label", default="value", metavar="target|value|mix:W",
+                   help="with --wthor-search: fit the outcome (target), the search value "
+                        "(value) or W*value + (1-W)*target (mix:W)")
+    t.add_argument("--search-weights", type=Path, default=None, metavar="FILE",
+                   help="the weights that --wthor-search searches with (default: the "
+                        "package's for the rules)")
     t.add_argument("--iterations", type=int, default=30, help="conjugate-gradient iterations")
     t.add_argument("--l2", type=float, default=5.0, help="L2 regularization")
     t.add_argument("--window", type=int, default=1,
@@ -116,9 +130,21 @@ def main(argv: list[str] | None = None) -> int:
         sources.append(f"WTHOR {args.wthor} ({len(parts[-1])} positions)")
     try:
         label = _label(args.label)
+        wthor_label = _label(args.wthor_label)
     except ValueError as e:
         print(f"othello-train: {e}", file=sys.stderr)
         return 2
+    if args.wthor_search and parts:
+        from engine_server.eval.mpc import fingerprint
+
+        sw = wts.load_or_default(args.search_weights, rules)
+        first = max(args.wthor_search_from, args.solve_empties + 1)
+        cache = args.work / (f"{name}-s{args.solve_empties}-search-d{args.wthor_search}-"
+                             f"from{first}-{fingerprint(sw)}")
+        parts[0] = wthor_label(patterns.relabel(parts[0], rules, sw, args.wthor_search, first,
+                                                args.threads, cache, log))
+        sources[0] += (f", from {first} empties up relabelled by depth-{args.wthor_search} "
+                       f"searches of weights {fingerprint(sw)} (label {args.wthor_label})")
     for directory in args.data:
         from .selfplay_data import load_dir
 

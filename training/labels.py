@@ -1,4 +1,5 @@
-"""Exact labels from the endgame solver, for many positions at once (nogil kernels, threads)."""
+"""Labels for many positions at once (nogil kernels, threads): exact values from the endgame
+solver, and full-width search values of the midgame search (to relabel noisy game outcomes)."""
 
 from __future__ import annotations
 
@@ -38,3 +39,35 @@ def solve_many(P: np.ndarray, O: np.ndarray, rules: int, threads: int = 2,
     run_chunks(n, chunk, threads, lambda: (new_table(table_bits), new_control()), work,
                progress)
     return out
+
+
+def search_many(P: np.ndarray, O: np.ndarray, rules: int, weights: np.ndarray, depth: int,
+                threads: int = 2, chunk: int = 5000, table_bits: int = 16,
+                progress=None) -> np.ndarray:
+    """Full-width depth-``depth`` search values (discs, side to move's view, quarter-disc
+    steps) of positions (P, O) over ``weights``.  Each chunk of ``chunk`` positions starts from
+    an empty table, so a value depends on the positions and the chunk size, never on the
+    thread count or the order chunks run in."""
+    from engine_server.eval.features import eval_tables
+    from engine_server.search import alphabeta as AB
+
+    if depth < 1:
+        raise ValueError(f"search labels need a depth of at least 1, got {depth}")
+    W = eval_tables(np.asarray(weights)).copy()
+    n = len(P)
+    out = np.zeros(n, np.int64)
+
+    def state():
+        return (np.zeros((1 << table_bits, 2), np.uint64), np.zeros(1 << table_bits, np.int64),
+                np.zeros(AB.CTL_SIZE, np.int64))
+
+    def work(st, s: int, e: int) -> None:
+        keys, data, ctl = st
+        keys[:] = 0
+        data[:] = 0
+        ctl[:] = 0
+        AB.values_to_depth(P[s:e], O[s:e], np.int64(depth), W, np.int64(rules), keys, data, ctl,
+                           AB.NO_MPC, out[s:e])
+
+    run_chunks(n, chunk, threads, state, work, progress)
+    return out / AB.SCALE

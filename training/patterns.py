@@ -121,6 +121,35 @@ def wthor_dataset(directory: Path, cache: Path, solve_empties: int = 14, threads
     return d
 
 
+def relabel(data: Dataset, rules: int, weights: np.ndarray, depth: int, min_empties: int,
+            threads: int, cache: Path, log=print, block: int = 500_000) -> Dataset:
+    """``data`` with ``value`` filled in: the full-width depth-``depth`` search value over
+    ``weights`` for positions with at least ``min_empties`` empties, the target elsewhere (there
+    it is exact).  Why: a human game's outcome is a noisy label of its early positions (the
+    players' later errors decide it); a search value is a steadier one.  Computed in blocks of
+    ``block`` positions, each cached as ``cache`` with the block's number, so an interrupted run
+    resumes at its last unfinished block."""
+    idx = np.nonzero(data.empties >= min_empties)[0]
+    value = data.target.astype(np.float32)
+    bar = _Bar(len(idx), f"search labels (depth {depth})", log)
+    for b, s in enumerate(range(0, len(idx), block)):
+        part = cache.with_name(f"{cache.stem}-{b}.npy")
+        sel = idx[s:s + block]
+        if part.is_file():
+            v = np.load(part)
+            bar.update(len(sel))
+        else:
+            v = labels.search_many(data.P[sel], data.O[sel], rules, weights, depth, threads,
+                                   progress=bar.update).astype(np.float32)
+            part.parent.mkdir(parents=True, exist_ok=True)
+            tmp = part.with_suffix(".tmp.npy")
+            np.save(tmp, v)
+            tmp.replace(part)
+        value[sel] = v
+    bar.close()
+    return Dataset(data.P, data.O, data.empties, data.target, data.game, value)
+
+
 class _Bar:
     """A plain progress line on stderr (no dependency): count, rate, time left."""
 
@@ -211,4 +240,4 @@ def plot_report(report: list[dict], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-__all__ = ["Dataset", "wthor_dataset", "train", "plot_report", "label_games", "REVERSED"]
+__all__ = ["Dataset", "wthor_dataset", "relabel", "train", "plot_report", "label_games", "REVERSED"]

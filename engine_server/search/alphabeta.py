@@ -65,6 +65,7 @@ from .alphabeta_pvs import (
     search_move,
     search_root,
     static_eval,
+    values_to_depth,
 )
 from .alphabeta_split import (
     PARALLEL_DEPTH,
@@ -362,7 +363,7 @@ class AlphaBeta:
 # the public API first, then every other name alphabeta.py held before the split, for
 # ``alphabeta.X`` (training/selfplay.py reads AB.search_root, AB.NO_MPC, AB.STOP, AB.INF, ...)
 __all__ = ["AlphaBeta", "ABResult", "MPC_SHAPE", "SCALE", "SELECTIVITY_PCT", "SELECTIVITY_T",
-           "SEL_EXACT", "search_root", "static_eval",
+           "SEL_EXACT", "search_root", "static_eval", "values_to_depth",
            "RAW_SHIFT", "EVAL_MAX", "INF", "NODES", "LIMIT", "ABORTED", "STOP", "GEN",
            "ROOT_BEST", "ROOT_SCORE", "ROOT_DONE", "SEL", "PC_NEST", "HALT", "SCRATCH",
            "MAX_PLY", "SLOT", "CTL_SIZE", "POLL", "_OFF", "_LO_SHIFT", "_UP_SHIFT",

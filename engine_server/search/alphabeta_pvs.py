@@ -306,3 +306,24 @@ def static_eval(P, O, W, rules):
         return _final(P, O, rules)
     e = evaluate_raw(P, O, W) >> RAW_SHIFT
     return min(max(e, -EVAL_MAX), EVAL_MAX)
+
+
+@njit(cache=True, nogil=True)
+def values_to_depth(Ps, Os, depth, W, rules, keys, data, ctl, mpc, out):
+    """Full-width search values (score units, side to move's view) of many positions to
+    ``depth`` (the end where nearer), by iterative deepening; the table is the caller's.  For
+    training labels: no clock, no node limit."""
+    for i in range(Ps.shape[0]):
+        ctl[LIMIT] = 1 << 62
+        ctl[STOP] = 0
+        ctl[ABORTED] = 0
+        ctl[HALT] = 0
+        ctl[SEL] = SEL_EXACT
+        ctl[PC_NEST] = 0
+        lo = np.int64(-INF)
+        hi = np.int64(INF)
+        v = np.int64(0)
+        for d in range(1, depth + 1):
+            v = _pvs(Ps[i], Os[i], lo, hi, np.int64(d), np.int64(0), W, rules, keys, data, ctl,
+                     mpc)
+        out[i] = v
