@@ -160,6 +160,10 @@ class Config:
             if unknown:
                 raise ConfigError(f"{where}: [{kind}] agents names {unknown[0]!r}, neither an "
                                   f"agent family nor a preset")
+            if kind == "remote" and not self.zmq["endpoint"]:
+                # no remote sessions here: a local default agent may use what [remote]
+                # forbids (its own weights=, more threads); othello-web checks at its start
+                continue
             try:
                 limits.policy().admit(self.engine["agent"], self.presets)
             except AgentSpecError as e:

@@ -17,6 +17,8 @@ from clients.remote import RemoteEngine, RemoteError
 from engine_server.agents import AgentSpecError
 from engine_server.agents.policy import BUILTIN_PRESETS, AgentPolicy, Catalog, spec_cost
 from engine_server.config import ConfigError, dumps, load, loads, resolve_agent
+from engine_server.eval import weights as wts
+from engine_server.game import STANDARD
 from engine_server.serve.zmq_server import ServerConfig, ZmqServer
 from engine_server.session import EngineOptions, Output, Session
 
@@ -64,8 +66,8 @@ def test_print_config_reads_back_to_the_same_configuration():
     ("[engine]\nmove_time = 1\n[engine\n", 3, "line 3"),
     ("[levels]\n1 = \"nosuch\"\n", 0, "names 'nosuch', which is not a preset"),
     ("[presets]\nuct = \"uct\"\n", 0, "has the name of an agent family"),
-    ("[engine]\nagent = \"best:threads=2\"\n[remote]\nthreads = 1\n", 0,
-     "the default agent 'best:threads=2' is refused by [remote]"),
+    ("[engine]\nagent = \"best:threads=2\"\n[zmq]\nendpoint = \"tcp://127.0.0.1:5555\"\n"
+     "[remote]\nthreads = 1\n", 0, "the default agent 'best:threads=2' is refused by [remote]"),
 ])
 def test_a_bad_file_is_refused_naming_the_line(text, line, words):
     with pytest.raises(ConfigError) as e:
@@ -256,3 +258,17 @@ def test_network_threads_and_paths_are_limited_like_search_threads_and_weights()
     with pytest.raises(AgentSpecError, match="'net' may not be set here .except to none"):
         policy.admit("puct:net=/tmp/x.onnx", BUILTIN_PRESETS)
     assert policy.admit("puct:net=none", BUILTIN_PRESETS) == "puct:net=none"
+
+
+def test_a_local_engine_may_start_with_its_own_weights_but_a_zmq_server_may_not(tmp_path):
+    # [remote] forbids weights= for remote sessions; an engine on stdin has none, so
+    # `othello-engine --agent ab:weights=FILE` is the local user's own choice
+    w = wts.weights_path(STANDARD)
+    spec = f"ab:weights={w},book=off"
+    p = subprocess.run([*ENGINE, "--agent", spec, "--no-warmup"],
+                       input="othello-agent\nquit\n", capture_output=True, text=True,
+                       timeout=120, cwd=REPO)
+    assert p.returncode == 0 and p.stdout.startswith(f"= {spec}"), (p.stdout, p.stderr)
+    with pytest.raises(ConfigError, match="refused by \\[remote\\].*weights"):
+        loads(f"[engine]\nagent = \"{spec}\"\n[zmq]\nendpoint = \"tcp://127.0.0.1:5555\"\n")
+    assert loads(f"[engine]\nagent = \"{spec}\"\n").engine["agent"] == spec
