@@ -7,6 +7,7 @@
     othello-train heldout --rules standard       # error against deep-search values
     othello-train selfplay --games N --out DIR   # self-play data in resumable shards
     othello-train patterns --data DIR ...        # ... added to a fit
+    othello-train patterns --wthor-search 4      # WTHOR positions relabelled by searches
 
 Every step is seeded; data sets are cached in --work so an interrupted run resumes.
 """

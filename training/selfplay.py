@@ -45,13 +45,10 @@ from .patterns import Dataset
 from .pool import run_chunks
 
 
-@njit(cache=True, nogil=True)
-def _pick(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds, mpc):
-    """The move of a fixed-depth search (ties broken at random); PASS when forced.  ``mpc``
-    holds the ProbCut margins (zeros: full width, so that labels do not depend on them)."""
-    moves = legal_moves(P, O)
-    if moves == U0:
-        return 64
+@njit(cache=True, inline="always")
+def _shuffled_moves(moves, rng, order):
+    """The squares of ``moves`` into ``order`` in a random order (so that equal scores, as
+    with zero weights, pick at random); returns how many."""
     n = 0
     mm = moves
     while mm != U0:
@@ -59,12 +56,22 @@ def _pick(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds, mpc
         mm ^= m
         order[n] = lowest_square(m)
         n += 1
-    # shuffle so that equal scores (zero weights) pick at random
     for i in range(n - 1, 0, -1):
         j = rng_below(rng, i + 1)
         t = order[i]
         order[i] = order[j]
         order[j] = t
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _pick(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, kinds, mpc):
+    """The move of a fixed-depth search (ties broken at random); PASS when forced.  ``mpc``
+    holds the ProbCut margins (zeros: full width, so that labels do not depend on them)."""
+    moves = legal_moves(P, O)
+    if moves == U0:
+        return 64
+    n = _shuffled_moves(moves, rng, order)
     if depth <= 0:
         return order[0]
     ctl[AB.LIMIT] = 1 << 62
@@ -144,18 +151,7 @@ def _searched_move(P, O, W, rules, depth, keys, data, ctl, rng, order, scores, k
     moves = legal_moves(P, O)
     if moves == U0:
         return 64, 0
-    n = 0
-    mm = moves
-    while mm != U0:
-        m = mm & (~mm + U1)
-        mm ^= m
-        order[n] = lowest_square(m)
-        n += 1
-    for i in range(n - 1, 0, -1):
-        j = rng_below(rng, i + 1)
-        t = order[i]
-        order[i] = order[j]
-        order[j] = t
+    n = _shuffled_moves(moves, rng, order)
     best = order[0]
     v = 0
     for d in range(1, depth + 1):
