@@ -128,6 +128,21 @@ def test_flips_are_exactly_the_bracketed_lines_on_arbitrary_boards(a, b, sq):
     assert (int(bb.legal_moves(U(P), U(O))) >> sq & 1) == (ref_flips(P, O, sq) != 0)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**64 - 1), st.integers(0, 63))
+def test_the_last_empty_flip_count_equals_the_bracketed_lines(a, sq):
+    from engine_server.search.endgame_last import _count_last_flips
+
+    P = a & ~(1 << sq)              # a full board but for sq: everything else is the opponent's
+    O = ~P & ~(1 << sq) & (2**64 - 1)
+    assert _count_last_flips(U(P), sq) == ref_flips(P, O, sq).bit_count()
+    assert _count_last_flips(U(O), sq) == ref_flips(O, P, sq).bit_count()
+
+
+def test_no_move_flips_nothing():
+    assert bb.flips(U(0x0000000810000000), U(0x0000001008000000), U(0)) == 0
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, 1000), min_size=1, max_size=60))
 def test_make_then_undo_round_trips(choices):

@@ -4,9 +4,10 @@ disc, the quadrants of parity)."""
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
-from engine_server.game.bitboard import U0, U1, U, disc_score, flips, popcount
+from engine_server.game.bitboard import U0, U1, U, disc_score, flips, lowest_square, popcount
 
 from .endgame_table import NODES
 
@@ -35,17 +36,74 @@ def _around(X):
             | (l << _S7) | (r >> _S7))
 
 
+def _line_counts() -> np.ndarray:
+    # COUNT[i, b]: discs flipped on a full line of 8 by a move at place i, where the mover
+    # owns the places set in b (bit i clear) and the opponent every other one.  Places off a
+    # shorter line read as 0 bits: a walk that reaches them finds no disc of the mover's
+    # beyond, so flips nothing, as it should.
+    count = np.zeros((8, 256), dtype=np.int64)
+    for i in range(8):
+        for b in range(256):
+            if b >> i & 1:
+                continue
+            n = 0
+            for step in (1, -1):
+                j = i + step
+                while 0 <= j < 8 and not b >> j & 1:
+                    j += step
+                if 0 <= j < 8:
+                    n += abs(j - i) - 1
+            count[i, b] = n
+    return count
+
+
+def _diagonal_masks() -> np.ndarray:
+    # DIAGS[x]: the a1-h8 and the a8-h1 diagonal through square x
+    d = np.zeros((64, 2), dtype=np.uint64)
+    for x in range(64):
+        r, c = divmod(x, 8)
+        for y in range(64):
+            ry, cy = divmod(y, 8)
+            if ry - cy == r - c:
+                d[x, 0] |= np.uint64(1 << y)
+            if ry + cy == r + c:
+                d[x, 1] |= np.uint64(1 << y)
+    return d
+
+
+_COUNT = _line_counts()
+_DIAGS = _diagonal_masks()
+_FILE_A = U(0x0101010101010101)
+_GATHER_DIAG = U(0x0101010101010101)     # a line with one square per file -> top byte by file
+_GATHER_FILE = U(0x0102040810204080)     # file a's squares -> top byte by row
+_S56 = U(56)
+_BYTE = U(0xFF)
+
+
+@njit(cache=True, inline="always")
+def _count_last_flips(X, sq):
+    """Discs X flips by playing ``sq`` on an otherwise full board (Edax's count_last_flip):
+    each line through sq gathered into a byte, the count read from a table."""
+    r = sq >> 3
+    c = sq & 7
+    row = np.int64((X >> U(8 * r)) & _BYTE)
+    col = np.int64((((X >> U(c)) & _FILE_A) * _GATHER_FILE) >> _S56)
+    d1 = np.int64(((X & _DIAGS[sq, 0]) * _GATHER_DIAG) >> _S56)
+    d2 = np.int64(((X & _DIAGS[sq, 1]) * _GATHER_DIAG) >> _S56)
+    return _COUNT[c, row] + _COUNT[r, col] + _COUNT[c, d1] + _COUNT[c, d2]
+
+
 @njit(cache=True)
 def _last1(P, O, m, rules):
     """Score of the last empty ``m`` (a single bit): only flips need counting."""
-    near = _around(m)
-    f = flips(P, O, m) if near & O else U0
-    if f != U0:
-        mine = popcount(P) + popcount(f) + 1
+    sq = lowest_square(m)
+    n = _count_last_flips(P, sq)
+    if n != 0:
+        mine = popcount(P) + n + 1
         return disc_score(mine, 64 - mine, rules)
-    f = flips(O, P, m) if near & P else U0
-    if f != U0:
-        theirs = popcount(O) + popcount(f) + 1
+    n = _count_last_flips(O, sq)
+    if n != 0:
+        theirs = popcount(O) + n + 1
         return disc_score(64 - theirs, theirs, rules)
     return disc_score(popcount(P), popcount(O), rules)
 
