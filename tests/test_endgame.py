@@ -340,3 +340,15 @@ def test_evaluation_ordering_finds_the_same_values_with_fewer_nodes(ffo_easy):
             assert v == row["score"], (row["line"], kind)
             nodes[kind] += int(ctl[E.NODES])
     assert nodes["eval"] < 0.9 * nodes["plain"], nodes
+
+
+def test_positions_ordered_by_shallow_searches_are_solved_exactly():
+    # FFO #40 (20 empties) and #41 (22): nodes from ORDER_SEARCH_MIN empties up sort their
+    # moves by shallow searches over the evaluation, and the table's move goes first
+    assert E.ORDER_SEARCH_MIN < 20
+    s = E.Solver()
+    for row in load_ffo("ffo40-59.txt")[:2]:
+        pos = Position.from_string(row["board"], row["side"])
+        r = s.solve(pos)
+        assert r.exact and r.score == row["score"], row["line"]
+        assert r.best_move in {parse_move(m) for m in row["best"]}

@@ -1,14 +1,16 @@
 """The exact solver above SHALLOW empties: transposition table probe and store, enhanced
-transposition cutoffs from ``ETC_MIN`` empties, moves sorted fastest-first (fewest opponent
-replies, corner replies counted twice, then corner stability, potential mobility and parity, and
-from ``EVAL_ORDER_MIN`` empties the evaluation), principal variation search."""
+transposition cutoffs from ``ETC_MIN`` empties, the table's move first (searched before the
+others are sorted), the others sorted fastest-first (fewest opponent replies, corner replies
+counted twice, then corner stability, potential mobility and parity, and from
+``EVAL_ORDER_MIN`` empties the evaluation, from ``ORDER_SEARCH_MIN`` a shallow search over it),
+principal variation search."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, types
 
-from engine_server.eval.features import evaluate
+from engine_server.eval.features import evaluate, evaluate_moves
 from engine_server.game.bitboard import (
     REVERSED,
     U0,
@@ -46,6 +48,12 @@ from .endgame_table import (
 ETC_MIN = 12         # nodes with at least this many empties look up their children first
 EVAL_ORDER_MIN = 12  # nodes with at least this many empties also order moves by the evaluation
 EVAL_ORDER_WEIGHT = 16  # key units per 1/64 disc of the child's evaluation (mobility: 4096)
+
+# From this many empties a child's evaluation is the value of a search of depth
+# (n - ORDER_SEARCH_MIN) // 3 + 2 (Edax orders its big endgame nodes by shallow searches too): on
+# FFO #40-#49, 985M nodes and 78.6 s instead of 1,335M and 94.7 s (docs/endgame.md)
+ORDER_SEARCH_MIN = 16
+_BIG = 1 << 20
 
 _CORNERS = U(0x8100000000000081)
 _C_LO = U(0x0100000000000001)      # a1, a8: their right neighbours
@@ -88,6 +96,32 @@ def _order_key(P, O, m, f, odd):
     return key
 
 
+@njit(cache=True)
+def _probe(P, O, depth, alpha, beta, W, rules, ctl):
+    """Fail-soft alpha-beta over the evaluation to ``depth`` (1/64 disc): a move's promise."""
+    ctl[NODES] += 1
+    moves = legal_moves(P, O)
+    if depth <= 0:
+        return evaluate_moves(P, O, W, moves)
+    if moves == U0:
+        if legal_moves(O, P) == U0:
+            return 64 * disc_score(popcount(P), popcount(O), rules)
+        return -_probe(O, P, depth, -beta, -alpha, W, rules, ctl)
+    best = -_BIG
+    while moves != U0:
+        m = moves & (~moves + U1)
+        moves ^= m
+        f = flips(P, O, m)
+        v = -_probe(O ^ f, P ^ f ^ m, depth - 1, -beta, -alpha, W, rules, ctl)
+        if v > best:
+            best = v
+            if v > alpha:
+                alpha = v
+                if alpha >= beta:
+                    break
+    return best
+
+
 @njit(_SIG_DEEP, cache=True)
 def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     ctl[NODES] += 1
@@ -118,42 +152,68 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
         # mypy: an np.int64 where _NO_SQ gave an int; numba types both as int64
         hash_move = (d >> _MOVE_SHIFT) & 255  # type: ignore[assignment]
     alpha_in = alpha
+    child_n = n - 1
+    best = -INF
+    best_move = _NO_SQ
 
-    base = SCRATCH + n * SLOT
-    count = 0
-    odd = _odd_quadrants(~(P | O))
-    use_eval = n >= EVAL_ORDER_MIN and W.shape[0] > 1
-    mm = moves
-    while mm != U0:
-        m = mm & (~mm + U1)
-        mm ^= m
-        sq = lowest_square(m)
-        f = flips(P, O, m)
-        if n >= ETC_MIN:
-            # enhanced transposition cutoff: a child already known to refute beta
+    if n >= ETC_MIN:
+        # enhanced transposition cutoff: a child already known to refute beta
+        mm = moves
+        while mm != U0:
+            m = mm & (~mm + U1)
+            mm ^= m
+            f = flips(P, O, m)
             nP = O ^ f
             nO = P ^ f ^ m
             jc = _tt_find(tt, _tt_index(tt, nP, nO), nP, nO, rules)
             if jc >= 0:
                 v = 64 - ((np.int64(tt[jc, TT_DATA]) >> _UP_SHIFT) & 255)
                 if v >= beta:
-                    _tt_store(tt, P, O, rules, v, 64, sq, ctl[NODES] - nodes0,
+                    _tt_store(tt, P, O, rules, v, 64, lowest_square(m), ctl[NODES] - nodes0,
                               ctl[GENERATION])
                     return v
-        if sq == hash_move:
-            key = -1 << 30
-        elif use_eval:
-            key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
-                evaluate(O ^ f, P ^ f ^ m, W)
-        else:
-            key = _order_key(P, O, m, f, odd)
-        ctl[base + count] = sq
-        ctl[base + KEYS + count] = key
-        count += 1
 
-    best = -INF
-    best_move = _NO_SQ
-    child_n = n - 1
+    if hash_move != _NO_SQ and (moves >> U(hash_move)) & U1:
+        # the table's move first, before the others are sorted: it often ends the node alone
+        m = U1 << U(hash_move)
+        moves ^= m
+        f = flips(P, O, m)
+        if child_n > SHALLOW:
+            v = -_deep(O ^ f, P ^ f ^ m, -beta, -alpha, child_n, rules, tt, ctl, W)
+            if ctl[ABORTED] != 0:
+                return 0
+        else:
+            v = -_small(O ^ f, P ^ f ^ m, -beta, -alpha, child_n, rules, ctl)
+        best = v
+        best_move = hash_move
+        if v > alpha:
+            alpha = v
+
+    base = SCRATCH + n * SLOT
+    count = 0
+    if best < beta:
+        odd = _odd_quadrants(~(P | O))
+        use_eval = n >= EVAL_ORDER_MIN and W.shape[0] > 1
+        probe_depth = (n - ORDER_SEARCH_MIN) // 3 + 2 if n >= ORDER_SEARCH_MIN else 0
+        # a runtime value, never a literal, into a recursive kernel (numba #6061)
+        big = n - n + _BIG
+        mm = moves
+        while mm != U0:
+            m = mm & (~mm + U1)
+            mm ^= m
+            f = flips(P, O, m)
+            if use_eval and probe_depth > 0:
+                key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
+                    _probe(O ^ f, P ^ f ^ m, probe_depth, -big, big, W, rules, ctl)
+            elif use_eval:
+                key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
+                    evaluate(O ^ f, P ^ f ^ m, W)
+            else:
+                key = _order_key(P, O, m, f, odd)
+            ctl[base + count] = lowest_square(m)
+            ctl[base + KEYS + count] = key
+            count += 1
+
     for i in range(count):
         # selection sort: a cutoff usually comes early, so most of the list is never sorted
         k = i
