@@ -162,17 +162,12 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     alpha0 = alpha
     best = -INF
     best_move = _NO_MOVE
-    # order: table move, then the child's evaluation (the opponent's view: lower first)
-    base = SCRATCH + ply * SLOT
-    n = 0
-    mm = moves
-    etc = depth >= ETC_DEPTH
-    while mm != U0:
-        m = mm & (~mm + U1)
-        mm ^= m
-        sq = lowest_square(m)
-        if etc:
-            # enhanced transposition cutoff: a child the table already refutes enough
+    if depth >= ETC_DEPTH:
+        # enhanced transposition cutoff: a child the table already refutes enough
+        mm = moves
+        while mm != U0:
+            m = mm & (~mm + U1)
+            mm ^= m
             f = flips(P, O, m)
             nP = O ^ f
             nO = P ^ f ^ m
@@ -184,11 +179,28 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
                 cu = ((dj >> _UP_SHIFT) & _M16) - _OFF
                 if -cu >= beta:
                     return -cu
-        if sq == hash_move:
-            key = np.int64(-(1 << 40))
-        else:
-            # fastest first: the opponent's mobility after the move, corners counted twice;
-            # deeper, plus the evaluation of the move (a move of the opponent ~ 4 discs)
+    if hash_move != _NO_MOVE and (moves >> U(hash_move)) & U1:
+        # the table's move first, before the others are sorted: at a cut node it usually
+        # ends the node alone, and their keys (an evaluation each) are never needed
+        m = U1 << U(hash_move)
+        moves ^= m
+        f = flips(P, O, m)
+        best = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data,
+                     ctl, mpc)
+        if ctl[ABORTED] != 0:
+            return 0
+        best_move = hash_move
+        if best > alpha:
+            alpha = best
+    # the others: fastest first, the opponent's mobility after the move, corners counted
+    # twice; deeper, plus the evaluation of the move (a move of the opponent ~ 4 discs)
+    base = SCRATCH + ply * SLOT
+    n = 0
+    if alpha < beta:
+        mm = moves
+        while mm != U0:
+            m = mm & (~mm + U1)
+            mm ^= m
             f = flips(P, O, m)
             nP = O ^ f
             nO = P ^ f ^ m
@@ -196,21 +208,21 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
             key = popcount(om) + popcount(om & _CORNERS) - 4 * np.int64((m & _CORNERS) != U0)
             if depth > SORT_MOBILITY_DEPTH:
                 key = 256 * key + evaluate_moves(nP, nO, W, om)
-        j = n
-        while j > 0 and ctl[base + 64 + j - 1] > key:
-            ctl[base + j] = ctl[base + j - 1]
-            ctl[base + 64 + j] = ctl[base + 64 + j - 1]
-            j -= 1
-        ctl[base + j] = sq
-        ctl[base + 64 + j] = key
-        n += 1
+            j = n
+            while j > 0 and ctl[base + 64 + j - 1] > key:
+                ctl[base + j] = ctl[base + j - 1]
+                ctl[base + 64 + j] = ctl[base + 64 + j - 1]
+                j -= 1
+            ctl[base + j] = lowest_square(m)
+            ctl[base + 64 + j] = key
+            n += 1
     for k in range(n):
         sq = ctl[base + k]
         m = U1 << U(sq)
         f = flips(P, O, m)
         nP = O ^ f
         nO = P ^ f ^ m
-        if k == 0:
+        if best == -INF:
             v = -_pvs(nP, nO, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl, mpc)
         else:
             v = -_pvs(nP, nO, -alpha - 1, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl,
