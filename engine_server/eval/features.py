@@ -30,7 +30,7 @@ import threading
 import numpy as np
 from numba import njit
 
-from engine_server.game.bitboard import U, legal_moves, popcount
+from engine_server.game.bitboard import U, byteswap, legal_moves, popcount
 
 # pattern ids and sizes (number of configurations)
 EDGE2X, CORNER33, CORNER25, LINE2, LINE3, LINE4, DIAG8, DIAG7, DIAG6, DIAG5, DIAG4, \
@@ -70,8 +70,6 @@ def _ternary_table(bits: int) -> np.ndarray:
 _T = _ternary_table(8)
 
 # symmetry constants
-_K1 = U(0x00FF00FF00FF00FF)
-_K2 = U(0x0000FFFF0000FFFF)
 _H1 = U(0x5555555555555555)
 _H2 = U(0x3333333333333333)
 _H4 = U(0x0F0F0F0F0F0F0F0F)
@@ -86,10 +84,8 @@ _M8, _M7, _M6, _M5, _M4 = (U(sum(1 << (9 * j + 8 - L) for j in range(L))) for L 
 
 @njit(cache=True, inline="always")
 def flip_vertical(x):
-    """Rows 1..8 reversed (a1 <-> a8)."""
-    x = ((x >> U(8)) & _K1) | ((x & _K1) << U(8))
-    x = ((x >> U(16)) & _K2) | ((x & _K2) << U(16))
-    return (x >> U(32)) | (x << U(32))
+    """Rows 1..8 reversed (a1 <-> a8): a row is a byte."""
+    return byteswap(x)
 
 
 @njit(cache=True, inline="always")
@@ -351,20 +347,23 @@ def evaluate_moves(P, O, E, own_moves):
     ``legal_moves(P, O)``, which a search has at hand."""
     w = E[stage_of(64 - popcount(P | O))]
     T = _T
+    # The eight images from one transpose and two mirrors a side: flipping the rows is a byte
+    # swap, and transpose(flip(x)) = mirror(transpose(x)), transpose(mirror(x)) =
+    # flip(transpose(x)).
     P1 = flip_vertical(P)
     O1 = flip_vertical(O)
     P2 = mirror_horizontal(P)
     O2 = mirror_horizontal(O)
-    P3 = mirror_horizontal(P1)
-    O3 = mirror_horizontal(O1)
+    P3 = flip_vertical(P2)
+    O3 = flip_vertical(O2)
     P4 = transpose(P)
     O4 = transpose(O)
-    P5 = transpose(P1)
-    O5 = transpose(O1)
-    P6 = transpose(P2)
-    O6 = transpose(O2)
-    P7 = transpose(P3)
-    O7 = transpose(O3)
+    P5 = mirror_horizontal(P4)
+    O5 = mirror_horizontal(O4)
+    P6 = flip_vertical(P4)
+    O6 = flip_vertical(O4)
+    P7 = flip_vertical(P5)
+    O7 = flip_vertical(O5)
     s = np.int64(0)
     s += w[59049 + _c33(P, O, T)] + w[59049 + _c33(P1, O1, T)] \
         + w[59049 + _c33(P2, O2, T)] + w[59049 + _c33(P3, O3, T)]

@@ -67,6 +67,8 @@ if TYPE_CHECKING:
     def lowest_square(x: np.uint64) -> int: ...
 
     def highest_square(x: np.uint64) -> int: ...
+
+    def byteswap(x: np.uint64) -> np.uint64: ...
 else:
     @intrinsic
     def popcount(typingctx, x):
@@ -101,6 +103,18 @@ else:
             return builder.sub(context.get_constant(types.uint64, 63), lz)
 
         return types.int64(types.uint64), codegen
+
+    @intrinsic
+    def byteswap(typingctx, x):
+        """The bytes of a uint64 in reverse order (LLVM bswap): rows 1..8 of a board
+        reversed."""
+        if x != types.uint64:
+            return None
+
+        def codegen(context, builder, signature, args):
+            return builder.bswap(args[0])
+
+        return types.uint64(types.uint64), codegen
 
 
 @njit(cache=True, inline="always")
