@@ -112,10 +112,19 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
             m = moves & (~moves + U1)
             moves ^= m
             f = flips(P, O, m)
-            # depth - 1, never a literal 0: a recursive call typed with a literal argument
-            # breaks numba's cache in the next process (numba #6061)
-            v = -_pvs(O ^ f, P ^ f ^ m, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data,
-                      ctl, mpc)
+            nP = O ^ f
+            nO = P ^ f ^ m
+            om = legal_moves(nP, nO)
+            if om != U0:
+                # a leaf with moves, scored here: what the call below would do, without the call
+                if _poll(ctl):
+                    return 0
+                v = -_leaf(nP, nO, W, om)
+            else:
+                # depth - 1, never a literal 0: a recursive call typed with a literal argument
+                # breaks numba's cache in the next process (numba #6061)
+                v = -_pvs(nP, nO, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl,
+                          mpc)
             if v > best:
                 best = v
                 if v > alpha:
