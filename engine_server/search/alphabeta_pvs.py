@@ -53,6 +53,7 @@ from .alphabeta_table import (
     _store,
 )
 from .bounds import table_cut
+from .endgame_last import _around
 
 SCALE = 4                 # score units per disc
 RAW_SHIFT = 4             # evaluate_raw is in 1/64 disc: >> 4 gives quarter discs
@@ -202,7 +203,9 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
         if best > alpha:
             alpha = best
     # the others: fastest first, the opponent's mobility after the move, corners counted
-    # twice; deeper, plus the evaluation of the move (a move of the opponent ~ 4 discs)
+    # twice; up to SORT_MOBILITY_DEPTH, then the empties next to our discs (the opponent's
+    # potential mobility, a quarter of a move each); deeper, plus the evaluation of the move
+    # (a move of the opponent ~ 4 discs)
     base = SCRATCH + ply * SLOT
     n = 0
     if alpha < beta:
@@ -217,6 +220,8 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
             key = popcount(om) + popcount(om & _CORNERS) - 4 * np.int64((m & _CORNERS) != U0)
             if depth > SORT_MOBILITY_DEPTH:
                 key = 256 * key + evaluate_moves(nP, nO, W, om)
+            else:
+                key = 4 * key + min(popcount(_around(nO) & ~(nP | nO)), 31)
             j = n
             while j > 0 and ctl[base + 64 + j - 1] > key:
                 ctl[base + j] = ctl[base + j - 1]
