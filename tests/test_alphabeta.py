@@ -73,9 +73,8 @@ def test_alpha_beta_equals_plain_minimax(rules, depth):
 
 @pytest.mark.parametrize("depth", [5, 7, 9])
 def test_two_threads_at_a_fixed_depth_give_the_single_thread_value(depth):
-    """Split points down the principal variation (depth 9: four of them, nested) and the
-    helpers' speculative null windows change no full-width value at a fixed depth (moves may
-    differ on ties)."""
+    """Two threads sharing the iteration (ABDADA: busy moves deferred, the first to finish
+    answers) change no full-width value at a fixed depth (moves may differ on ties)."""
     W = default_weights(STANDARD)
     one, two = AlphaBeta(W, table_bits=16), AlphaBeta(W, table_bits=16)
     for pos in positions_with(STANDARD, (24, 44), 10, seed=depth):
@@ -92,6 +91,48 @@ def test_two_threads_at_a_fixed_depth_give_the_single_thread_value(depth):
             a = one.search(pos, max_depth=depth, analysis=True)
             b = two.search(pos, max_depth=depth, analysis=True, threads=2)
             assert b.moves == a.moves, pos.to_string()
+
+
+def test_deferring_busy_moves_changes_no_value():
+    """With ctl[SHARED] a node searches the moves another thread has marked busy last: every
+    grandchild of the root marked, every node below the root searches its moves after the
+    first in another order, and the full-width value is the same."""
+    from engine_server.search import alphabeta as AB
+    from engine_server.search.alphabeta_table import busy_mark
+
+    W = default_weights(STANDARD)
+    depth = AB.DEFER_DEPTH + 2
+    for pos in positions_with(STANDARD, (30, 44), 6, seed=11):
+        if pos.is_game_over() or pos.legal_moves() == [PASS]:
+            continue
+        P, O = pos.bitboards()
+        order = np.array(pos.legal_moves(), np.int64)
+        values, nodes = [], []
+        for shared in (0, 1):
+            ab = AlphaBeta(W, table_bits=16)
+            ctl = ab.ctl
+            ctl[AB.SHARED], ctl[AB.LIMIT], ctl[AB.SEL] = shared, np.iinfo(np.int64).max, \
+                AB.SEL_EXACT
+            if shared:
+                for m in pos.legal_moves():
+                    child = pos.play(m)
+                    cP, cO = child.bitboards()
+                    i, tag = busy_mark(ab.keys, cP, cO)
+                    ab.data[i] = tag   # the root's other moves: busy
+                    for g in child.legal_moves():
+                        gP, gO = child.play(g).bitboards()
+                        i, tag = busy_mark(ab.keys, gP, gO)
+                        ab.data[i] = tag
+            scores = np.zeros(len(order), np.int64)
+            kinds = np.zeros(len(order), np.int64)
+            v = AB.search_root(P, O, np.int64(-AB.INF), np.int64(AB.INF), np.int64(depth), ab.W,
+                               np.int64(STANDARD), ab.keys, ab.data, ctl, order, scores, kinds,
+                               False, AB.NO_MPC)
+            assert ctl[AB.ROOT_DONE] == 1
+            values.append(int(v))
+            nodes.append(int(ctl[AB.NODES]))
+        assert values[0] == values[1], pos.to_string()
+        assert nodes[0] != nodes[1]   # the marks were read: another order, another tree
 
 
 def test_probes_that_can_never_cut_change_no_value():
@@ -152,8 +193,9 @@ def test_the_table_kept_between_searches_makes_the_next_one_cheaper():
     assert again.nodes < first.nodes / 2
 
 
-def test_a_deadline_holds_and_the_answer_is_a_finished_iteration():
-    agent = make_agent("ab")
+@pytest.mark.parametrize("spec", ["ab", "ab:threads=2,selectivity=74"])
+def test_a_deadline_holds_and_the_answer_is_a_finished_iteration(spec):
+    agent = make_agent(spec)
     pos = Game.from_moves(["f5", "d6", "c3", "d3", "c4"]).position
     agent.search(pos, Limits(depth=2))  # compiled and warm
     for budget in (0.05, 1.0):
@@ -168,8 +210,9 @@ def test_a_deadline_holds_and_the_answer_is_a_finished_iteration():
             assert r.iterations >= 1
 
 
-def test_a_stop_event_ends_a_search_without_a_clock():
-    agent = make_agent("ab")
+@pytest.mark.parametrize("spec", ["ab", "ab:threads=2,selectivity=74"])
+def test_a_stop_event_ends_a_search_without_a_clock(spec):
+    agent = make_agent(spec)
     pos = Game.from_moves(["f5", "d6", "c3", "d3", "c4"]).position
     stop = threading.Event()
     threading.Timer(0.2, stop.set).start()

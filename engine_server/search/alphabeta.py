@@ -22,8 +22,8 @@ as before:
 * ``alphabeta_probcut.py`` - Multi-ProbCut's levels (``SELECTIVITY_T``, ``SEL_EXACT``), the
   margins table's shape (``MPC_SHAPE``, ``NO_MPC``) and the probe depth;
 * ``alphabeta_pvs.py`` - the search proper: ``_pvs`` (the probes included), ``search_root``,
-  ``search_move``, the leaves, ``static_eval``;
-* ``alphabeta_split.py`` - split points for helper threads (``split_root``, ``_SplitPoint``);
+  the leaves, ``static_eval``;
+* ``alphabeta_threads.py`` - the helper threads (``shared_root``: ABDADA over the shared table);
 * this file - iterative deepening with aspiration windows, :class:`AlphaBeta` and
   :class:`ABResult`.
 """
@@ -53,6 +53,7 @@ from .alphabeta_probcut import (
 from .alphabeta_pvs import (
     _CORNERS,
     _SIG,
+    DEFER_DEPTH,
     ETC_DEPTH,
     EVAL_MAX,
     RAW_SHIFT,
@@ -62,19 +63,9 @@ from .alphabeta_pvs import (
     _leaf,
     _poll,
     _pvs,
-    search_move,
     search_root,
     static_eval,
     values_to_depth,
-)
-from .alphabeta_split import (
-    PARALLEL_DEPTH,
-    SPLIT_DEPTH,
-    _SplitPoint,
-    child_mobility,
-    child_position,
-    split_order,
-    split_root,
 )
 from .alphabeta_table import (
     _DEPTH_SHIFT,
@@ -93,6 +84,7 @@ from .alphabeta_table import (
     _UP_SHIFT,
     _VALID,
     ABORTED,
+    BUSY,
     CTL_SIZE,
     GEN,
     HALT,
@@ -107,6 +99,7 @@ from .alphabeta_table import (
     ROOT_SCORE,
     SCRATCH,
     SEL,
+    SHARED,
     SLOT,
     STOP,
     _holds,
@@ -116,6 +109,7 @@ from .alphabeta_table import (
     store_root,
     table_move,
 )
+from .alphabeta_threads import PARALLEL_DEPTH, shared_root
 
 ASPIRATION_DEPTH = 4      # from this iteration the root searches a window around the last value
 ASPIRATION = 2 * SCALE    # its half width
@@ -158,7 +152,7 @@ class AlphaBeta:
             raise ValueError("these weights are too large for the search's int16 tables "
                              "(a merged entry exceeds 32767/64 discs)")
         self.keys = np.zeros((1 << table_bits, 2), np.uint64)
-        self.data = np.zeros(1 << table_bits, np.int64)
+        self.data = np.zeros((1 << table_bits) + BUSY, np.int64)   # then the busy marks
         self.ctl = np.zeros(CTL_SIZE, np.int64)
         self._helpers: list[np.ndarray] = []   # the helper threads' control arrays
         self._gen = 0
@@ -281,14 +275,13 @@ class AlphaBeta:
                     # aspiration: a window around the value two plies shallower (the values
                     # of odd and even depths differ); a miss searches again with no window
                     lo, hi = values[depth - 2] - ASPIRATION, values[depth - 2] + ASPIRATION
-                guess = values.get(depth - 2, values.get(depth - 1))
                 v = self._iteration(P, O, rules, order, depth, lo, hi, analysis, mpc, ctl,
-                                    helpers, scores, kinds, guess)
+                                    helpers, scores, kinds)
                 if ctl[ROOT_DONE] == 1 and (v <= lo or v >= hi):
                     ctl[ROOT_DONE] = 0
                     ctl[ROOT_BEST] = -1
                     v = self._iteration(P, O, rules, order, depth, -INF, INF, analysis, mpc,
-                                        ctl, helpers, scores, kinds, v)
+                                        ctl, helpers, scores, kinds)
                 done = ctl[ROOT_DONE] == 1
                 if done:
                     values[depth] = v
@@ -338,17 +331,17 @@ class AlphaBeta:
     def _iteration(self, P: np.uint64, O: np.uint64, rules: np.int64, order: list[int],
                    depth: int, lo: int, hi: int, analysis: bool, mpc: np.ndarray,
                    ctl: np.ndarray, helpers: list[np.ndarray], scores: np.ndarray,
-                   kinds: np.ndarray, guess: int | None) -> int:
+                   kinds: np.ndarray) -> int:
         """One iteration of the root: the root's kernel on one thread; with helper threads
-        (from PARALLEL_DEPTH) the root is split instead (``guess``: the value expected).
-        Fills scores/kinds and ctl's ROOT_BEST, ROOT_SCORE and ROOT_DONE as search_root does;
+        (from PARALLEL_DEPTH) every thread searches it over the shared table.  Fills
+        scores/kinds and ctl's ROOT_BEST, ROOT_SCORE and ROOT_DONE as search_root does;
         returns the best value."""
         if not helpers or depth < PARALLEL_DEPTH or len(order) == 1:
             return int(search_root(P, O, np.int64(lo), np.int64(hi), np.int64(depth), self.W,
                                    rules, self.keys, self.data, ctl,
                                    np.array(order, np.int64), scores, kinds, analysis, mpc))
-        return split_root(self.W, self.keys, self.data, P, O, rules, order, depth, lo, hi,
-                          analysis, mpc, ctl, helpers, scores, kinds, guess)
+        return shared_root(self.W, self.keys, self.data, P, O, rules, order, depth, lo, hi,
+                           analysis, mpc, ctl, helpers, scores, kinds)
 
     def _result(self, position: Position, best: Iteration,
                 moves_info: dict[int, tuple[float, int, int]], t0: float, stopped_by: str,
@@ -370,7 +363,7 @@ __all__ = ["AlphaBeta", "ABResult", "MPC_SHAPE", "SCALE", "SELECTIVITY_PCT", "SE
            "_DEPTH_SHIFT", "_MOVE_SHIFT", "_GEN_SHIFT", "_RULES_SHIFT", "_SEL_SHIFT", "_VALID",
            "_M16", "_M8", "_NO_MOVE", "_HK1", "_HK2", "_S32", "_CORNERS",
            "SORT_MOBILITY_DEPTH", "ETC_DEPTH", "ASPIRATION_DEPTH", "ASPIRATION",
-           "PARALLEL_DEPTH", "SPLIT_DEPTH", "MPC_MIN_DEPTH", "PC_MAX_NEST", "NO_MPC", "_slot",
+           "PARALLEL_DEPTH", "MPC_MIN_DEPTH", "PC_MAX_NEST", "NO_MPC", "_slot",
            "_leaf", "_final", "_poll", "_holds", "_shallow", "_store", "_SIG", "_pvs",
-           "search_move", "child_mobility", "child_position", "store_root", "table_move",
-           "known_children", "Iteration", "_SplitPoint", "split_order", "split_root"]
+           "store_root", "table_move", "known_children", "Iteration", "shared_root",
+           "BUSY", "SHARED", "DEFER_DEPTH"]

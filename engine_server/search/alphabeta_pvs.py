@@ -1,7 +1,8 @@
 """The midgame search's kernels: negamax principal variation search with fail-soft bounds
 (:func:`_pvs`), its leaves (the evaluation in score units, finished games by their exact margin),
-the root (:func:`search_root`) and one root move of a split root (:func:`search_move`).  The
-search is described in engine_server/search/alphabeta.py."""
+and the root (:func:`search_root`); threads that share a search (``ctl[SHARED]``) defer the moves
+another one is searching (ABDADA).  The search is described in
+engine_server/search/alphabeta.py."""
 
 from __future__ import annotations
 
@@ -46,11 +47,13 @@ from .alphabeta_table import (
     ROOT_SCORE,
     SCRATCH,
     SEL,
+    SHARED,
     SLOT,
     STOP,
     _holds,
     _slot,
     _store,
+    busy_mark,
 )
 from .bounds import table_cut
 from .endgame_last import _around
@@ -62,6 +65,7 @@ EVAL_MAX = 64 * SCALE - 1  # an evaluation never claims a certain wipe-out
 _CORNERS = U(0x8100000000000081)
 SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
 ETC_DEPTH = 4             # from this depth children are looked up in the table first
+DEFER_DEPTH = 5           # threads sharing a search (ctl[SHARED]) defer busy moves from here
 
 
 @njit(cache=True, inline="always")
@@ -230,12 +234,27 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
             ctl[base + j] = lowest_square(m)
             ctl[base + 64 + j] = key
             n += 1
-    for k in range(n):
+    # threads sharing the search (ABDADA): a move another thread is searching goes last,
+    # appended to the list (the keys' half of the slot is free by now)
+    shared = ctl[SHARED] != 0 and depth >= DEFER_DEPTH
+    total = n
+    k = 0
+    bi = 0
+    tag = 0
+    while k < total:
         sq = ctl[base + k]
+        k += 1
         m = U1 << U(sq)
         f = flips(P, O, m)
         nP = O ^ f
         nO = P ^ f ^ m
+        if shared:
+            bi, tag = busy_mark(keys, nP, nO)
+            if k <= n and best != -INF and data[bi] == tag:
+                ctl[base + total] = sq
+                total += 1
+                continue
+            data[bi] = tag
         if best == -INF:
             v = -_pvs(nP, nO, -beta, -alpha, depth - 1, ply + 1, W, rules, keys, data, ctl, mpc)
         else:
@@ -243,6 +262,8 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
                       mpc)
             if alpha < v < beta:
                 v = -_pvs(nP, nO, -beta, -v, depth - 1, ply + 1, W, rules, keys, data, ctl, mpc)
+        if shared and data[bi] == tag:
+            data[bi] = 0
         if ctl[ABORTED] != 0:
             return 0
         if v > best:
@@ -268,9 +289,20 @@ def search_root(P, O, alpha, beta, depth, W, rules, keys, data, ctl, order, scor
     ctl[ABORTED] = 0
     best = -INF
     a = alpha
-    for k in range(order.shape[0]):
+    n = order.shape[0]
+    for k in range(n):
         kinds[k] = -2
-    for k in range(order.shape[0]):
+    # the moves by their index in ``order``; with ctl[SHARED], busy ones (ABDADA) go last
+    todo = np.empty(2 * n, np.int64)
+    for k in range(n):
+        todo[k] = k
+    total = n
+    t = 0
+    bi = 0
+    tag = 0
+    while t < total:
+        k = todo[t]
+        t += 1
         sq = order[k]
         if sq == PASS:
             nP, nO = O, P
@@ -279,12 +311,21 @@ def search_root(P, O, alpha, beta, depth, W, rules, keys, data, ctl, order, scor
             f = flips(P, O, m)
             nP = O ^ f
             nO = P ^ f ^ m
+        if ctl[SHARED] != 0:
+            bi, tag = busy_mark(keys, nP, nO)
+            if t <= n and k > 0 and data[bi] == tag:
+                todo[total] = k
+                total += 1
+                continue
+            data[bi] = tag
         if k == 0 or analysis:
             v = -_pvs(nP, nO, -beta, -a, depth - 1, 1, W, rules, keys, data, ctl, mpc)
         else:
             v = -_pvs(nP, nO, -a - 1, -a, depth - 1, 1, W, rules, keys, data, ctl, mpc)
             if a < v < beta and ctl[ABORTED] == 0:
                 v = -_pvs(nP, nO, -beta, -v, depth - 1, 1, W, rules, keys, data, ctl, mpc)
+        if ctl[SHARED] != 0 and data[bi] == tag:
+            data[bi] = 0
         if ctl[ABORTED] != 0:
             return best
         scores[k] = v
@@ -307,20 +348,6 @@ def search_root(P, O, alpha, beta, depth, W, rules, keys, data, ctl, order, scor
            ctl[SEL])
     return best
 
-
-@njit(cache=True, nogil=True)
-def search_move(P, O, sq, alpha, beta, depth, W, rules, keys, data, ctl, mpc):
-    """The root move ``sq`` (PASS when forced) searched to ``depth`` in the window (alpha,
-    beta), from the root's view: one root move of a split root (threads > 1)."""
-    ctl[ABORTED] = 0
-    if sq == PASS:
-        nP, nO = O, P
-    else:
-        m = U1 << U(sq)
-        f = flips(P, O, m)
-        nP = O ^ f
-        nO = P ^ f ^ m
-    return -_pvs(nP, nO, -beta, -alpha, depth - 1, 1, W, rules, keys, data, ctl, mpc)
 
 
 @njit(cache=True)

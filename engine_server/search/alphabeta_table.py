@@ -13,15 +13,17 @@ from engine_server.game.bitboard import U0, U1, U, flips, legal_moves
 INF = 30000
 
 # ctl layout
-NODES, LIMIT, ABORTED, STOP, GEN, ROOT_BEST, ROOT_SCORE, ROOT_DONE, SEL, PC_NEST, HALT = \
-    range(11)
+NODES, LIMIT, ABORTED, STOP, GEN, ROOT_BEST, ROOT_SCORE, ROOT_DONE, SEL, PC_NEST, HALT, \
+    SHARED = range(12)
 SCRATCH = 16
 MAX_PLY = 96
 SLOT = 128                # per ply: up to 64 moves, then their keys
 CTL_SIZE = SCRATCH + MAX_PLY * SLOT
 POLL = 1023
 
-# tt: keys uint64 [size, 2] (P, O); data int64 [size]
+# tt: keys uint64 [size, 2] (P, O); data int64 [size + BUSY]: the entries, then the marks of
+# the positions some thread is searching now (ABDADA, :func:`busy_mark`)
+BUSY = 1 << 12
 _OFF = 1 << 15
 _LO_SHIFT = 0
 _UP_SHIFT = 16
@@ -86,6 +88,18 @@ def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
     data[i] = nd
     keys[i, 0] = P ^ U(nd)
     keys[i, 1] = O ^ U(nd)
+
+
+@njit(cache=True, inline="always")
+def busy_mark(keys, P, O):
+    """(index, tag) of (P, O) among the busy marks that follow the table in ``data``: while a
+    thread searches (P, O) with ``ctl[SHARED]`` set, ``data[index] == tag``, and the other
+    threads search it last (Weill's ABDADA: the first move of a node is searched by all
+    threads, the others by one).  Marks are written without locks: a lost or stale mark costs
+    only a move searched twice or late, never a wrong value."""
+    h = (P * _HK2) ^ (O * _HK1)
+    h ^= h >> _S32
+    return keys.shape[0] + np.int64(h & U(BUSY - 1)), np.int64(h >> U(1)) | 1
 
 
 @njit(cache=True)
