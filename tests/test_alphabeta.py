@@ -259,3 +259,22 @@ def test_random_opening_plies_are_seeded():
 
     assert opening(3) == opening(3)
     assert len({tuple(opening(s)) for s in range(6)}) > 1
+
+
+def test_a_stopped_shared_iteration_keeps_what_every_thread_proved():
+    """The threads divide the root moves: when the clock stops an iteration, a better move
+    with an exact value that a helper proved is the answer, and the moves' values merge."""
+    from engine_server.search.alphabeta_table import CTL_SIZE, ROOT_BEST, ROOT_SCORE
+    from engine_server.search.alphabeta_threads import _merge_stopped
+
+    order = [19, 26, 37, 44]
+    for helper_value, expect in ((14, 37), (6, 19)):
+        main_ctl, help_ctl = np.zeros(CTL_SIZE, np.int64), np.zeros(CTL_SIZE, np.int64)
+        main_ctl[ROOT_BEST], main_ctl[ROOT_SCORE] = 19, 10
+        parts = [(np.array([10, 3, 0, 0]), np.array([0, -1, -2, -2])),
+                 (np.array([0, 0, helper_value, 2]), np.array([-2, -2, 0, -1]))]
+        _merge_stopped(order, [main_ctl, help_ctl], parts, 10)
+        assert main_ctl[ROOT_BEST] == expect
+        assert main_ctl[ROOT_SCORE] == (10 if expect == 19 else helper_value)
+        assert parts[0][1].tolist() == [0, -1, 0, -1]
+        assert parts[0][0].tolist() == [10, 3, helper_value, 2]

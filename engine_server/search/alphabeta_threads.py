@@ -40,9 +40,11 @@ def shared_root(W: np.ndarray, keys: np.ndarray, data: np.ndarray, P: np.uint64,
                 if j != i:
                     other[HALT] = 1
 
+    parts = [(scores, kinds)] + [(np.zeros(len(order), np.int64), np.zeros(len(order), np.int64))
+                                 for _ in helpers]
+
     def helper(i: int) -> None:
-        sc = np.zeros(len(order), np.int64)
-        kd = np.zeros(len(order), np.int64)
+        sc, kd = parts[i]
         v = int(search_root(P, O, np.int64(lo), np.int64(hi), np.int64(depth), W, rules, keys,
                             data, ctls[i], o, sc, kd, analysis, mpc))
         finished(i, v, sc, kd)
@@ -68,11 +70,36 @@ def shared_root(W: np.ndarray, keys: np.ndarray, data: np.ndarray, P: np.uint64,
             c[HALT] = 0
             c[SHARED] = 0
     if not won:   # stopped (the clock, the caller or the node limit) before any finished
-        return v
+        return _merge_stopped(order, ctls, parts, v)
     v, sc, kd, rb = won[0]
     if sc is not scores:
         scores[:] = sc
         kinds[:] = kd
     ctl[ABORTED] = 0
     ctl[ROOT_BEST], ctl[ROOT_SCORE], ctl[ROOT_DONE] = rb, v, 1
+    return v
+
+
+def _merge_stopped(order: list[int], ctls: list[np.ndarray],
+                   parts: list[tuple[np.ndarray, np.ndarray]], v: int) -> int:
+    """An iteration stopped before any thread finished: what every thread proved of the root
+    moves it finished goes into the main thread's scores/kinds (an exact value before a
+    bound), and the best move with an exact value, whichever thread found it, becomes
+    ROOT_BEST (the caller plays it when it beats the last finished iteration's move).  The
+    threads divide the root moves between them, so the main thread alone knows about half."""
+    scores, kinds = parts[0]
+    for sc, kd in parts[1:]:
+        for k in range(len(order)):
+            if kd[k] != -2 and (kinds[k] == -2 or (kd[k] == 0 and kinds[k] != 0)):
+                scores[k], kinds[k] = sc[k], kd[k]
+    ctl = ctls[0]
+    best_k = -1
+    for k in range(len(order)):
+        if kinds[k] == 0 and (best_k < 0 or scores[k] > scores[best_k]):
+            best_k = k
+    if best_k >= 0:
+        rb = int(ctl[ROOT_BEST])
+        mine = order.index(rb) if rb in order else -1
+        if mine < 0 or kinds[mine] != 0 or scores[best_k] > scores[mine]:
+            ctl[ROOT_BEST], ctl[ROOT_SCORE] = order[best_k], scores[best_k]
     return v
