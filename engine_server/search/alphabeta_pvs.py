@@ -349,7 +349,6 @@ def search_root(P, O, alpha, beta, depth, W, rules, keys, data, ctl, order, scor
     return best
 
 
-
 @njit(cache=True)
 def static_eval(P, O, W, rules):
     """What the search scores a leaf, from the raw weights ``W`` through ``evaluate_raw`` (the
