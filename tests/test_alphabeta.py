@@ -273,7 +273,7 @@ def test_a_stopped_shared_iteration_keeps_what_every_thread_proved():
         main_ctl[ROOT_BEST], main_ctl[ROOT_SCORE] = 19, 10
         parts = [(np.array([10, 3, 0, 0]), np.array([0, -1, -2, -2])),
                  (np.array([0, 0, helper_value, 2]), np.array([-2, -2, 0, -1]))]
-        _merge_stopped(order, [main_ctl, help_ctl], parts, 10)
+        _merge_stopped(order, [main_ctl, help_ctl], parts)
         assert main_ctl[ROOT_BEST] == expect
         assert main_ctl[ROOT_SCORE] == (10 if expect == 19 else helper_value)
         assert parts[0][1].tolist() == [0, -1, 0, -1]

@@ -26,41 +26,34 @@ def shared_root(W: np.ndarray, keys: np.ndarray, data: np.ndarray, P: np.uint64,
     ROOT_BEST, ROOT_SCORE and ROOT_DONE as search_root does; returns the best value."""
     data[keys.shape[0]:] = 0
     o = np.array(order, np.int64)
-    won: list[tuple[int, np.ndarray, np.ndarray, int]] = []
+    won: list[tuple[int, int]] = []   # (thread, value) of the first to finish
     lock = threading.Lock()
     ctls = [ctl] + helpers
-
-    def finished(i: int, v: int, sc: np.ndarray, kd: np.ndarray) -> None:
-        c = ctls[i]
-        with lock:
-            if c[ROOT_DONE] != 1 or won:
-                return
-            won.append((v, sc, kd, int(c[ROOT_BEST])))
-            for j, other in enumerate(ctls):
-                if j != i:
-                    other[HALT] = 1
-
     parts = [(scores, kinds)] + [(np.zeros(len(order), np.int64), np.zeros(len(order), np.int64))
                                  for _ in helpers]
 
-    def helper(i: int) -> None:
+    def search(i: int) -> int:
         sc, kd = parts[i]
         v = int(search_root(P, O, np.int64(lo), np.int64(hi), np.int64(depth), W, rules, keys,
                             data, ctls[i], o, sc, kd, analysis, mpc))
-        finished(i, v, sc, kd)
+        with lock:
+            if ctls[i][ROOT_DONE] == 1 and not won:
+                won.append((i, v))
+                for j, other in enumerate(ctls):
+                    if j != i:
+                        other[HALT] = 1
+        return v
 
     for c in ctls:
         c[HALT] = 0
         c[ROOT_DONE] = 0
         c[SHARED] = 1
-    threads = [threading.Thread(target=helper, args=(i,), daemon=True)
+    threads = [threading.Thread(target=search, args=(i,), daemon=True)
                for i in range(1, len(ctls))]
     for t in threads:
         t.start()
     try:
-        v = int(search_root(P, O, np.int64(lo), np.int64(hi), np.int64(depth), W, rules, keys,
-                            data, ctl, o, scores, kinds, analysis, mpc))
-        finished(0, v, scores, kinds)
+        v = search(0)
     finally:
         for c in helpers:
             c[HALT] = 1
@@ -70,18 +63,18 @@ def shared_root(W: np.ndarray, keys: np.ndarray, data: np.ndarray, P: np.uint64,
             c[HALT] = 0
             c[SHARED] = 0
     if not won:   # stopped (the clock, the caller or the node limit) before any finished
-        return _merge_stopped(order, ctls, parts, v)
-    v, sc, kd, rb = won[0]
-    if sc is not scores:
-        scores[:] = sc
-        kinds[:] = kd
+        _merge_stopped(order, ctls, parts)
+        return v
+    i, v = won[0]
+    if i > 0:
+        scores[:], kinds[:] = parts[i]
     ctl[ABORTED] = 0
-    ctl[ROOT_BEST], ctl[ROOT_SCORE], ctl[ROOT_DONE] = rb, v, 1
+    ctl[ROOT_BEST], ctl[ROOT_SCORE], ctl[ROOT_DONE] = ctls[i][ROOT_BEST], v, 1
     return v
 
 
 def _merge_stopped(order: list[int], ctls: list[np.ndarray],
-                   parts: list[tuple[np.ndarray, np.ndarray]], v: int) -> int:
+                   parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
     """An iteration stopped before any thread finished: what every thread proved of the root
     moves it finished goes into the main thread's scores/kinds (an exact value before a
     bound), and the best move with an exact value, whichever thread found it, becomes
@@ -102,4 +95,3 @@ def _merge_stopped(order: list[int], ctls: list[np.ndarray],
         mine = order.index(rb) if rb in order else -1
         if mine < 0 or kinds[mine] != 0 or scores[best_k] > scores[mine]:
             ctl[ROOT_BEST], ctl[ROOT_SCORE] = order[best_k], scores[best_k]
-    return v
