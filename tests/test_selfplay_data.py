@@ -57,6 +57,45 @@ def test_shards_depend_on_the_seed_alone_and_a_rerun_resumes(tmp_path):
     assert len(d) == more.positions and sorted(set(d.game.tolist())) == list(range(14))
 
 
+
+class _Clock:
+    """A clock that moves only when a shard is played, so a time budget stops the run at a
+    known shard whatever the machine's speed."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def test_a_time_budget_stops_between_shards_and_the_same_command_plays_the_rest(
+        tmp_path, monkeypatch):
+    whole = tmp_path / "whole"
+    _run(whole, threads=1)
+    clock = _Clock()
+    play = SD.play_shard
+
+    def timed(*args, **kwargs):
+        out = play(*args, **kwargs)
+        clock.now += 100.0
+        return out
+
+    monkeypatch.setattr(SD, "time", clock)
+    monkeypatch.setattr(SD, "play_shard", timed)
+    budget = tmp_path / "budget"
+    # shards start at 0 and 100 s, under the 150 s budget; the third would start at 200 s
+    first = SD.run(budget, STANDARD, 12, 2, 10, SD.Openings.parse("random:4-10"),
+                   wts.weights_path(STANDARD), 3, 4, 1, seconds=150.0, **QUIET)
+    assert (first.played_games, first.games, first.missing) == (8, 8, 4)
+    assert "4 games left for the same command" in first.line()
+    run = json.loads((budget / SD.MANIFEST).read_text())["runs"][0]
+    assert run["budget"] == 150.0 and run["played_games"] == 8
+    rest = SD.run(budget, STANDARD, 12, 2, 10, SD.Openings.parse("random:4-10"),
+                  wts.weights_path(STANDARD), 3, 4, 1, **QUIET)
+    assert (rest.played_games, rest.games, rest.missing) == (4, 12, 0)
+    assert _bytes(budget) == _bytes(whole)
+
 def test_random_opening_moves_are_not_recorded(tmp_path):
     _run(tmp_path, games=8, openings="random:6-6", chunk=8)
     d = SD.load_dir(tmp_path)
@@ -106,6 +145,8 @@ def test_a_rerun_with_other_parameters_is_refused(tmp_path, capsys):
                    "--chunk", "4", "--threads", "1"])
     out = capsys.readouterr().out
     assert rc == 0 and out.startswith("selfplay: 4 games") and "positions/s" in out
+    rc = cli.main(["selfplay", "--games", "4", "--out", str(tmp_path), "--seconds", "0"])
+    assert rc == 2 and "--seconds must be above 0" in capsys.readouterr().err
 
 
 def _mae(weights: np.ndarray, d: patterns.Dataset) -> float:

@@ -8,10 +8,12 @@ from typing import Any, Callable
 
 def run_chunks(n: int, chunk: int, threads: int, make_state: Callable[[], Any],
                work: Callable[[Any, int, int], Any],
-               on_done: Callable[[int], None] | None = None) -> dict[int, Any]:
+               on_done: Callable[[int], None] | None = None,
+               halt: Callable[[], bool] | None = None) -> dict[int, Any]:
     """``work(state, start, stop)`` for each chunk of ``range(n)``, on ``threads`` threads,
     each with its own ``make_state()`` (tables, scratch arrays).  Returns the results by chunk
-    start; ``on_done(count)`` is called (under a lock) as chunks finish."""
+    start; ``on_done(count)`` is called (under a lock) as chunks finish.  Once ``halt()`` is
+    true no further chunk starts (those under way finish)."""
     starts = list(range(0, n, chunk))
     results: dict[int, Any] = {}
     lock = threading.Lock()
@@ -20,7 +22,7 @@ def run_chunks(n: int, chunk: int, threads: int, make_state: Callable[[], Any],
         state = make_state()
         while True:
             with lock:
-                if not starts:
+                if not starts or (halt is not None and halt()):
                     return
                 s = starts.pop(0)
             e = min(n, s + chunk)

@@ -216,18 +216,20 @@ class ParameterMismatch(ValueError):
 
 @dataclass
 class Summary:
-    games: int            # games in the directory once done
+    games: int            # games in the directory
     positions: int        # positions in the directory
     played_games: int     # games this run played
     played_positions: int
     seconds: float        # this run's wall time
+    missing: int = 0      # games still to play (a run stopped by its time budget)
 
     def line(self) -> str:
         rate = self.played_positions / max(self.seconds, 1e-9)
+        rest = (f"; {self.missing} games left for the same command" if self.missing else "")
         return (f"selfplay: {self.games} games, {self.positions} positions; this run played "
                 f"{self.played_games} games, {self.played_positions} positions in "
                 f"{self.seconds:.1f} s: {rate:.1f} positions/s, "
-                f"{self.played_games / max(self.seconds, 1e-9):.3f} games/s")
+                f"{self.played_games / max(self.seconds, 1e-9):.3f} games/s{rest}")
 
 
 class _Progress:
@@ -269,9 +271,12 @@ class _Progress:
 
 def run(out: Path, rules: int, games: int, depth: int, solve_empties: int, openings: Openings,
         weights_file: Path, seed: int, chunk: int, threads: int = 2,
-        cluster: str | None = None, log: Callable[[str], None] | None = None) -> Summary:
+        cluster: str | None = None, log: Callable[[str], None] | None = None,
+        seconds: float | None = None) -> Summary:
     """Play the missing shards of ``out`` (see the module's doc); raises
-    :class:`ParameterMismatch` when ``out`` holds a run of other parameters."""
+    :class:`ParameterMismatch` when ``out`` holds a run of other parameters.  With
+    ``seconds``, no shard starts after that many seconds (those under way finish): a run on a
+    machine lent for a while ends cleanly, and the same call later plays the rest."""
     from engine_server.eval import weights as wts
 
     t0 = time.monotonic()
@@ -328,6 +333,10 @@ def run(out: Path, rules: int, games: int, depth: int, solve_empties: int, openi
     progress = _Progress(games, done_games, log)
     lock = threading.Lock()
     played = {"games": 0, "positions": 0}
+    finished: set[int] = set()
+
+    def out_of_time() -> bool:
+        return seconds is not None and time.monotonic() - t0 >= seconds
 
     def starts(i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return game_starts(seed, i * chunk, min(games, (i + 1) * chunk), openings, book)
@@ -340,6 +349,7 @@ def run(out: Path, rules: int, games: int, depth: int, solve_empties: int, openi
                 "games": [i * chunk, i * chunk + n], "positions": int(len(arrays["P"])),
                 "seconds": round(seconds, 2)}
             played["games"] += n
+            finished.add(i)
             played["positions"] += int(len(arrays["P"]))
             _write_json(mpath, manifest)
 
@@ -353,8 +363,8 @@ def run(out: Path, rules: int, games: int, depth: int, solve_empties: int, openi
                 finish(i, *got)
                 progress.add(min(games, (i + 1) * chunk) - i * chunk, len(got[0]["P"]))
 
-            run_cluster(jobs, cluster, cluster_finish, lambda _: False, work=_cluster_shard,
-                        shared=weights)
+            run_cluster(jobs, cluster, cluster_finish, lambda _: out_of_time(),
+                        work=_cluster_shard, shared=weights)
         else:
             from .pool import run_chunks
 
@@ -365,19 +375,21 @@ def run(out: Path, rules: int, games: int, depth: int, solve_empties: int, openi
                                     starts(i), lambda k: progress.add(1, k))
                 finish(i, arrays, time.monotonic() - t1)
 
-            run_chunks(len(todo), 1, min(threads, max(1, len(todo))), new_state, work)
+            run_chunks(len(todo), 1, min(threads, max(1, len(todo))), new_state, work,
+                       halt=out_of_time)
     finally:
         progress.close()
-    seconds = time.monotonic() - t0
+    wall = time.monotonic() - t0
     if todo:
         with lock:
             manifest["runs"].append({"played_games": played["games"],
                                      "played_positions": played["positions"],
-                                     "seconds": round(seconds, 1), "threads": threads,
-                                     "cluster": cluster})
+                                     "seconds": round(wall, 1), "threads": threads,
+                                     "cluster": cluster, "budget": seconds})
             _write_json(mpath, manifest)
     total_pos = sum(int(s["positions"]) for s in manifest["shards"].values())
-    return Summary(games, total_pos, played["games"], played["positions"], seconds)
+    left = sum(min(games, (i + 1) * chunk) - i * chunk for i in todo if i not in finished)
+    return Summary(games - left, total_pos, played["games"], played["positions"], wall, left)
 
 
 def load_dir(directory: Path) -> Any:
@@ -419,6 +431,10 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--threads", type=int, default=2)
     s.add_argument("--chunk", type=int, default=100, help="games per shard")
+    s.add_argument("--seconds", type=float, default=None,
+                   help="start no shard after this many seconds (those under way finish; "
+                        "the same command later plays the rest): for a machine lent for a "
+                        "while")
     s.add_argument("--cluster", metavar="ADDRESS", default=None,
                    help="play the shards on the workers of this Dask scheduler "
                         "(tcp://HOST:8786), one task per shard; docs/match.md")
@@ -436,6 +452,8 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
 
     if args.games < 1 or args.chunk < 1 or args.threads < 1:
         return fail("--games, --chunk and --threads must be at least 1")
+    if args.seconds is not None and not args.seconds > 0:
+        return fail("--seconds must be above 0")
     if args.depth < 1:
         return fail("--depth must be at least 1")
     if not 0 <= args.solve_empties <= 60:
@@ -444,7 +462,8 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         openings = Openings.parse(args.openings)
         weights_file = args.weights if args.weights is not None else wts.weights_path(rules)
         summary = run(args.out, rules, args.games, args.depth, args.solve_empties, openings,
-                      weights_file, args.seed, args.chunk, args.threads, args.cluster)
+                      weights_file, args.seed, args.chunk, args.threads, args.cluster,
+                      seconds=args.seconds)
     except (ValueError, wts.WeightsError) as e:
         return fail(str(e))
     except KeyboardInterrupt:
