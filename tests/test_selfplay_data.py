@@ -57,7 +57,6 @@ def test_shards_depend_on_the_seed_alone_and_a_rerun_resumes(tmp_path):
     assert len(d) == more.positions and sorted(set(d.game.tolist())) == list(range(14))
 
 
-
 class _Clock:
     """A clock that moves only when a shard is played, so a time budget stops the run at a
     known shard whatever the machine's speed."""
@@ -95,6 +94,7 @@ def test_a_time_budget_stops_between_shards_and_the_same_command_plays_the_rest(
                   wts.weights_path(STANDARD), 3, 4, 1, **QUIET)
     assert (rest.played_games, rest.games, rest.missing) == (4, 12, 0)
     assert _bytes(budget) == _bytes(whole)
+
 
 def test_random_opening_moves_are_not_recorded(tmp_path):
     _run(tmp_path, games=8, openings="random:6-6", chunk=8)

@@ -333,7 +333,6 @@ def run(out: Path, rules: int, games: int, depth: int, solve_empties: int, openi
     progress = _Progress(games, done_games, log)
     lock = threading.Lock()
     played = {"games": 0, "positions": 0}
-    finished: set[int] = set()
 
     def out_of_time() -> bool:
         return seconds is not None and time.monotonic() - t0 >= seconds
@@ -341,15 +340,14 @@ def run(out: Path, rules: int, games: int, depth: int, solve_empties: int, openi
     def starts(i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return game_starts(seed, i * chunk, min(games, (i + 1) * chunk), openings, book)
 
-    def finish(i: int, arrays: dict[str, np.ndarray], seconds: float) -> None:
+    def finish(i: int, arrays: dict[str, np.ndarray], took: float) -> None:
         write_shard(shard_path(out, i), arrays)
         n = min(games, (i + 1) * chunk) - i * chunk
         with lock:
             manifest["shards"][f"{i:05d}"] = {
                 "games": [i * chunk, i * chunk + n], "positions": int(len(arrays["P"])),
-                "seconds": round(seconds, 2)}
+                "seconds": round(took, 2)}
             played["games"] += n
-            finished.add(i)
             played["positions"] += int(len(arrays["P"]))
             _write_json(mpath, manifest)
 
@@ -388,7 +386,7 @@ def run(out: Path, rules: int, games: int, depth: int, solve_empties: int, openi
                                      "cluster": cluster, "budget": seconds})
             _write_json(mpath, manifest)
     total_pos = sum(int(s["positions"]) for s in manifest["shards"].values())
-    left = sum(min(games, (i + 1) * chunk) - i * chunk for i in todo if i not in finished)
+    left = games - done_games - played["games"]
     return Summary(games - left, total_pos, played["games"], played["positions"], wall, left)
 
 
