@@ -352,7 +352,8 @@ def test_nboard_engines_play_a_per_move_limit_from_the_ggf_clock(tmp_path):
     recs = _journal(config)
     assert len(recs) == 2
     assert all(r["reason"] == "normal" for r in recs), [r["detail"] for r in recs]
-    assert all(len(_replay(r).moves) >= 58 for r in recs)
+    # played to the end (best can wipe mcts out in 17 plies at 0.3 s, so no length is assumed)
+    assert all(_replay(r).is_over() for r in recs)
     games = [l for l in log.read_text().splitlines() if l.startswith("set game ")]
     assert games and all("TI[0.3/0.3]" in l for l in games)
     last = ggf.parse(games[-1][len("set game "):])
