@@ -60,11 +60,12 @@ def load_set(name: str) -> list[FfoPosition]:
     return out
 
 
-def bench_endgame(name: str, first: int | None, table_bits: int) -> list[dict[str, Any]]:
+def bench_endgame(name: str, first: int | None, table_bits: int,
+                  threads: int = 1) -> list[dict[str, Any]]:
     from engine_server.search.endgame import Solver
 
     positions = load_set(name)[:first]
-    solver = Solver(table_bits)
+    solver = Solver(table_bits, threads)
     if positions:  # compile or load the kernels outside the timings
         solver.solve(positions[0].position, max_nodes=1000)
     rows = []
@@ -74,7 +75,7 @@ def bench_endgame(name: str, first: int | None, table_bits: int) -> list[dict[st
         r = solver.solve(p.position)
         dt = time.perf_counter() - t0
         move = square_name(r.best_move) if r.best_move is not None else None
-        rows.append({"bench": "endgame", "set": name, "id": p.number,
+        rows.append({"bench": "endgame", "set": name, "id": p.number, "threads": threads,
                      "empties": p.position.empties, "move": move, "score": r.score,
                      "expected_score": p.score,
                      "correct": r.score == p.score and r.best_move in p.best,
@@ -153,6 +154,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--first", type=int, default=None, help="only the first N positions")
     p.add_argument("--table-bits", type=int, default=20,
                    help="transposition table of 2**BITS entries (32 bytes each)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads sharing each solve (node counts then vary from run to run)")
     p.add_argument("--agent", default=None, metavar="SPEC",
                    help="play each position with this agent under --move-time instead")
     p.add_argument("--move-time", type=float, default=1.0, metavar="S")
@@ -179,7 +182,10 @@ def _run(args: argparse.Namespace) -> int:
                                              args.latency):
                 emit(row, args.json)
             return 0
-        rows = bench_endgame(args.set, args.first, args.table_bits)
+        if args.threads < 1:
+            print("--threads must be at least 1", file=sys.stderr)
+            return 2
+        rows = bench_endgame(args.set, args.first, args.table_bits, args.threads)
     except FileNotFoundError as e:
         print(str(e), file=sys.stderr)
         return 2
@@ -187,7 +193,8 @@ def _run(args: argparse.Namespace) -> int:
         emit(row, args.json)
     nodes = sum(r["nodes"] for r in rows)
     seconds = sum(r["seconds"] for r in rows)
-    emit({"bench": "endgame", "set": args.set, "summary": True, "positions": len(rows),
+    emit({"bench": "endgame", "set": args.set, "summary": True, "threads": args.threads,
+          "positions": len(rows),
           "correct": sum(r["correct"] for r in rows), "nodes": nodes, "seconds": seconds,
           "nodes_per_s": nodes / seconds if seconds else 0.0}, args.json)
     return 0 if all(r["correct"] for r in rows) else 1

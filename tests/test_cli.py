@@ -74,6 +74,10 @@ def test_bench_prints_the_latency_figures_the_tests_leave_to_it():
     assert any(r["stop_latency_s"] is not None and r["stop_latency_s"] >= 0 for r in rows)
     assert any(r["deadline_overrun_s"] is not None and r["deadline_overrun_s"] >= 0
                for r in rows)
+    # FFO #40 by two threads sharing the solve
+    (row, summary) = bench("endgame", "--threads", "2", "--first", "1", "--table-bits", "16",
+                           "--set", "ffo40-59")
+    assert row["correct"] and row["threads"] == 2 and summary["threads"] == 2
 
 
 def test_othello_web_help_shows_its_address_and_only_the_options_that_apply(capsys):

@@ -275,7 +275,8 @@ class NBoardHandler:
         out = self.out
 
         def run(job: SearchJob) -> None:
-            analyze_game(positions, agent, RootSolver(), job.stop,
+            # the solves use the cores the agent may use (``threads``)
+            analyze_game(positions, agent, RootSolver(threads=agent.threads), job.stop,
                          lambda k, ev: out.write_for(job, nb.analysis_line(k, ev)))
 
         self.session.run_task("analyze", run)

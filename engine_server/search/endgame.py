@@ -27,6 +27,12 @@ The table holds proven bounds of game-theoretic values.  They do not depend on t
 table may serve many solves (and MCTS kernels calling :func:`solve_root` directly); entries carry
 the rule variant, so standard and reversed entries never mix.
 
+Several threads may share one table (``Solver(threads=N)``): each searches the whole tree, and
+with ``ctl[SHARED]`` set, nodes from ``SHARED_MIN`` empties (and the root) take a move that
+another thread is searching (its busy mark, :func:`busy_mark`, is set) after their other moves
+(Weill's ABDADA).  Entries keep the position xor-ed with their data word, so an entry torn by two
+threads writing it at once matches nothing.
+
 The kernels live in one module per layer, all re-exported here so that ``endgame.X`` names them
 as before:
 
@@ -76,6 +82,7 @@ from .endgame_deep import (
     EVAL_ORDER_MIN,
     EVAL_ORDER_WEIGHT,
     ORDER_SEARCH_MIN,
+    SHARED_MIN,
     _any,
     _corner_stability,
     _deep,
@@ -131,6 +138,7 @@ from .endgame_table import (
     _VALID,
     ABORTED,
     BEST,
+    BUSY_ROWS,
     CTL_SIZE,
     DEFAULT_TABLE_BITS,
     GENERATION,
@@ -139,6 +147,7 @@ from .endgame_table import (
     LIMIT,
     NODES,
     SCRATCH,
+    SHARED,
     SLOT,
     TT_COST,
     TT_DATA,
@@ -147,6 +156,7 @@ from .endgame_table import (
     _tt_find,
     _tt_index,
     _tt_store,
+    busy_mark,
     new_table,
 )
 
@@ -212,18 +222,35 @@ def solve_root_eval(P, O, alpha, beta, rules, tt, ctl, W):
     best = -INF
     best_move = np.int64(ctl[base])
     child_n = n - 1
-    for i in range(count):
+    # threads sharing the tree: busy moves after the others, as in _deep
+    shared = ctl[SHARED] != 0
+    total = count
+    row = 0
+    col = 0
+    tag = U0
+    i = 0
+    while i < total:
         sq = ctl[base + i]
+        i += 1
         m = U1 << U(sq)
         f = flips(P, O, m)
         nP = O ^ f
         nO = P ^ f ^ m
+        if shared:
+            row, col, tag = busy_mark(tt, nP, nO)
+            if i <= count and best != -INF and tt[row, col] == tag and total < KEYS:
+                ctl[base + total] = sq
+                total += 1
+                continue
+            tt[row, col] = tag
         if best == -INF or beta - alpha <= 1:
             v = -_any(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
         else:
             v = -_any(nP, nO, -alpha - 1, -alpha, child_n, rules, tt, ctl, W)
             if alpha < v < beta and ctl[ABORTED] == 0:
                 v = -_any(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
+        if shared and tt[row, col] == tag:
+            tt[row, col] = U0
         if ctl[ABORTED] != 0:
             ctl[BEST] = best_move if best > -INF else -1
             return best, best_move
@@ -314,12 +341,19 @@ class Solver:
     """A transposition table and a control array, kept from one solve to the next.
 
     Solves on one Solver are serialized by a lock; give each thread its own Solver to solve
-    in parallel.
+    different positions in parallel.  ``threads`` > 1 searches each solve with that many
+    threads over the one table (Weill's ABDADA: every thread searches the whole tree, a move
+    another thread is searching is taken after the others, the first thread to finish
+    answers), except under ``max_nodes``, whose results must not depend on timing.
     """
 
-    def __init__(self, table_bits: int = DEFAULT_TABLE_BITS):
+    def __init__(self, table_bits: int = DEFAULT_TABLE_BITS, threads: int = 1):
+        if threads < 1:
+            raise ValueError(f"threads must be at least 1, got {threads}")
         self.tt = new_table(table_bits)
         self.ctl = new_control()
+        self.threads = threads
+        self._helper_ctl = [new_control() for _ in range(threads - 1)]
         self._generation = 0
         self._lock = threading.Lock()
         self._w: dict[int, np.ndarray] = {}
@@ -387,12 +421,31 @@ class Solver:
         ctl[GENERATION] = self._generation
         ctl[NODES] = 0
         ctl[BEST] = -1
+        for c in self._helper_ctl:
+            c[NODES] = 0
         watched = deadline is not None or stop is not None
         cap = _NO_LIMIT if max_nodes is None else max(0, int(max_nodes))
+        forced = legal_moves(P, O) == U0
+        W = self._weights(int(rules))
+        won: list[tuple[int, int]] = []
+        helpers = self._start_helpers(P, O, a, b, rules, W, won) \
+            if self.threads > 1 and max_nodes is None else []
+        try:
+            return self._chunks(P, O, a, b, rules, W, alpha, beta, deadline, stop, cap,
+                                forced, watched, won)
+        finally:
+            self._stop_helpers(helpers)
+
+    def _chunks(self, P: np.uint64, O: np.uint64, a: np.int64, b: np.int64, rules: np.int64,
+                W: np.ndarray, alpha: int, beta: int, deadline: float | None,
+                stop: threading.Event | None, cap: int, forced: bool, watched: bool,
+                won: list[tuple[int, int]]) -> "WindowResult":
+        ctl = self.ctl
         chunk = FIRST_CHUNK
         partial_value, partial_move = None, None
-        forced = legal_moves(P, O) == U0
         while True:
+            if won:
+                break
             if stop is not None and stop.is_set():
                 break
             if deadline is not None and time.monotonic() >= deadline:
@@ -404,13 +457,14 @@ class Solver:
             # An aborted chunk leaves its finished subtrees in the table, so the next chunk
             # walks back to where it stopped through table cutoffs.
             ctl[LIMIT] = done + (min(cap - done, chunk) if watched else cap - done)
+            if won:   # a helper finished (and zeroed the limit) just before it was set
+                break
             tc = time.monotonic()
-            score, move = solve_root_eval(P, O, a, b, rules, self.tt, ctl,
-                                          self._weights(int(rules)))
+            score, move = solve_root_eval(P, O, a, b, rules, self.tt, ctl, W)
             dt = time.monotonic() - tc
             if ctl[ABORTED] == 0:
                 return WindowResult(True, int(score), None if move < 0 else int(move),
-                                    int(ctl[NODES]), alpha, beta)
+                                    self._nodes(), alpha, beta)
             if not forced and int(score) > alpha and int(move) >= 0:
                 # the root moves searched to the end before the stop: a proven lower bound
                 if partial_value is None or int(score) > partial_value:
@@ -421,9 +475,54 @@ class Solver:
                 if deadline is not None:
                     target = min(target, max(0.001, deadline - time.monotonic()))
                 chunk = int(min(max(10_000, used / dt * target), chunk * 4))
+        if won:
+            # a helper finished the window first: its answer is as good as ours
+            score, move = won[0]
+            return WindowResult(True, score, None if move < 0 else move, self._nodes(), alpha,
+                                beta)
         best = int(ctl[BEST])
-        return WindowResult(False, None, None, int(ctl[NODES]), alpha, beta, partial_value,
+        return WindowResult(False, None, None, self._nodes(), alpha, beta, partial_value,
                             partial_move, None if best < 0 else best)
+
+    def _nodes(self) -> int:
+        return int(self.ctl[NODES]) + sum(int(c[NODES]) for c in self._helper_ctl)
+
+    def _start_helpers(self, P: np.uint64, O: np.uint64, a: np.int64, b: np.int64,
+                       rules: np.int64, W: np.ndarray,
+                       won: list[tuple[int, int]]) -> list[threading.Thread]:
+        """Helper threads searching the same window over the same table; the first to finish
+        puts (score, move) in ``won`` and ends the main thread's chunk."""
+        lock = threading.Lock()
+        self.ctl[SHARED] = 1
+
+        def helper(c: np.ndarray) -> None:
+            score, move = solve_root_eval(P, O, a, b, rules, self.tt, c, W)
+            if c[ABORTED] == 0:
+                with lock:
+                    if not won:
+                        won.append((int(score), int(move)))
+                        self.ctl[LIMIT] = 0
+
+        threads = []
+        for c in self._helper_ctl:
+            c[NODES] = 0
+            c[LIMIT] = _NO_LIMIT
+            c[BEST] = -1
+            c[GENERATION] = self.ctl[GENERATION]
+            c[SHARED] = 1
+            t = threading.Thread(target=helper, args=(c,), daemon=True)
+            t.start()
+            threads.append(t)
+        return threads
+
+    def _stop_helpers(self, threads: list[threading.Thread]) -> None:
+        for c in self._helper_ctl:
+            c[LIMIT] = 0
+        for t in threads:
+            t.join()
+        self.ctl[SHARED] = 0
+        for c in self._helper_ctl:
+            c[SHARED] = 0
 
     def table_move(self, position: Position) -> int | None:
         """The best move the table holds for ``position`` (None when it has none)."""
@@ -477,7 +576,8 @@ def solve_move_scores(position: Position) -> dict[int, int]:
 __all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores", "solve_root",
            "solve_root_eval",
            "default_solver", "new_table", "new_control", "MODES", "NODES", "LIMIT", "ABORTED",
-           "BEST", "GENERATION", "SHALLOW", "ORDER_SEARCH_MIN",
+           "BEST", "GENERATION", "SHARED", "SHALLOW", "ORDER_SEARCH_MIN", "SHARED_MIN",
+           "BUSY_ROWS", "busy_mark",
            "log", "ETC_MIN", "EVAL_ORDER_MIN", "EVAL_ORDER_WEIGHT", "INF", "NO_MOVE",
            "SCRATCH", "KEYS", "SLOT", "CTL_SIZE", "TT_P", "TT_O", "TT_DATA", "TT_COST",
            "_LO_SHIFT", "_UP_SHIFT", "_MOVE_SHIFT", "_RULES_SHIFT", "_GEN_SHIFT", "_VALID",

@@ -38,13 +38,16 @@ from .endgame_table import (
     LIMIT,
     NODES,
     SCRATCH,
+    SHARED,
     SLOT,
     TT_DATA,
     _tt_find,
     _tt_index,
     _tt_store,
+    busy_mark,
 )
 
+SHARED_MIN = 10      # threads sharing a tree defer busy moves at nodes with this many empties
 ETC_MIN = 12         # nodes with at least this many empties look up their children first
 EVAL_ORDER_MIN = 12  # nodes with at least this many empties also order moves by the evaluation
 EVAL_ORDER_WEIGHT = 16  # key units per 1/64 disc of the child's evaluation (mobility: 4096)
@@ -214,21 +217,40 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
             ctl[base + KEYS + count] = key
             count += 1
 
-    for i in range(count):
-        # selection sort: a cutoff usually comes early, so most of the list is never sorted
-        k = i
-        for t in range(i + 1, count):
-            if ctl[base + KEYS + t] < ctl[base + KEYS + k]:
-                k = t
-        sq = ctl[base + k]
-        if k != i:
-            ctl[base + k] = ctl[base + i]
-            ctl[base + KEYS + k] = ctl[base + KEYS + i]
-            ctl[base + i] = sq
+    # threads sharing the tree (ABDADA): a move another thread is searching goes after the
+    # others, appended to the list (the keys are not read past ``count``)
+    shared = ctl[SHARED] != 0 and n >= SHARED_MIN
+    total = count
+    row = 0
+    col = 0
+    tag = U0
+    i = 0
+    while i < total:
+        if i < count:
+            # selection sort: a cutoff usually comes early, so most of the list is never sorted
+            k = i
+            for t in range(i + 1, count):
+                if ctl[base + KEYS + t] < ctl[base + KEYS + k]:
+                    k = t
+            sq = ctl[base + k]
+            if k != i:
+                ctl[base + k] = ctl[base + i]
+                ctl[base + KEYS + k] = ctl[base + KEYS + i]
+                ctl[base + i] = sq
+        else:
+            sq = ctl[base + i]
+        i += 1
         m = U1 << U(sq)
         f = flips(P, O, m)
         nP = O ^ f
         nO = P ^ f ^ m
+        if shared:
+            row, col, tag = busy_mark(tt, nP, nO)
+            if i <= count and best != -INF and tt[row, col] == tag and total < KEYS:
+                ctl[base + total] = sq
+                total += 1
+                continue
+            tt[row, col] = tag
         if child_n > SHALLOW:
             if best == -INF or beta - alpha <= 1:
                 v = -_deep(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
@@ -237,6 +259,8 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
                 if alpha < v < beta and ctl[ABORTED] == 0:
                     v = -_deep(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
             if ctl[ABORTED] != 0:
+                if shared and tt[row, col] == tag:
+                    tt[row, col] = U0
                 return 0
         elif best == -INF or beta - alpha <= 1:
             v = -_small(nP, nO, -beta, -alpha, child_n, rules, ctl)
@@ -244,6 +268,8 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
             v = -_small(nP, nO, -alpha - 1, -alpha, child_n, rules, ctl)
             if alpha < v < beta:
                 v = -_small(nP, nO, -beta, -alpha, child_n, rules, ctl)
+        if shared and tt[row, col] == tag:
+            tt[row, col] = U0
         if v > best:
             best = v
             best_move = sq

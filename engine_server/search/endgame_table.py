@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine_server.game.bitboard import U
+from engine_server.game.bitboard import U1, U
 
 INF = 65             # above any score (|score| <= 64)
 
@@ -18,12 +18,16 @@ LIMIT = 1
 ABORTED = 2
 BEST = 3
 GENERATION = 4
+SHARED = 5           # nonzero: other threads search the same tree (busy marks, ABDADA)
 SCRATCH = 16
 KEYS = 64            # per ply: up to 64 moves, then their sort keys
 SLOT = 2 * KEYS
 CTL_SIZE = SCRATCH + 65 * SLOT  # plies are indexed by empties (0..63) and 64 for the root
 
-# tt (uint64 array, shape (size, 4)) columns: the position, packed data, subtree node count.
+# tt (uint64 array, shape (size + BUSY_ROWS, 4)) columns: the position (each word xor-ed with
+# the data word, so that an entry torn by two threads writing it at once never matches), packed
+# data, subtree node count.  The last BUSY_ROWS rows hold the busy marks (:func:`busy_mark`).
+BUSY_ROWS = 256
 TT_P = 0
 TT_O = 1
 TT_DATA = 2
@@ -47,18 +51,31 @@ _NO_SQ = 64
 def _tt_index(tt, P, O):
     h = P * _HASH_K1 + O * _HASH_K2
     # two-entry buckets: index even, partner index + 1
-    return np.int64(h >> _HASH_SHIFT) & (tt.shape[0] - 2)
+    return np.int64(h >> _HASH_SHIFT) & (tt.shape[0] - BUSY_ROWS - 2)
 
 
 @njit(cache=True, inline="always")
 def _tt_find(tt, i, P, O, rules):
     """Row of (P, O) under ``rules`` in the bucket at ``i``, or -1."""
     for j in range(i, i + 2):
-        if tt[j, TT_P] == P and tt[j, TT_O] == O:
-            d = np.int64(tt[j, TT_DATA])
+        w = tt[j, TT_DATA]
+        if tt[j, TT_P] ^ w == P and tt[j, TT_O] ^ w == O:
+            d = np.int64(w)
             if d & _VALID and ((d >> _RULES_SHIFT) & 1) == rules:
                 return j
     return -1
+
+
+@njit(cache=True, inline="always")
+def busy_mark(tt, P, O):
+    """(row, column, tag) of (P, O)'s busy mark: while a thread searches (P, O) with
+    ``ctl[SHARED]`` set, ``tt[row, column] == tag``, and the other threads search it after
+    their other moves (Weill's ABDADA).  Written without locks: a lost or stale mark costs a
+    move searched twice or late, never a wrong value."""
+    h = (P * _HASH_K2) ^ (O * _HASH_K1)
+    h ^= h >> _HASH_SHIFT
+    i = np.int64(h & U(4 * BUSY_ROWS - 1))
+    return tt.shape[0] - BUSY_ROWS + (i >> 2), i & 3, h | U1
 
 
 @njit(cache=True)
@@ -84,11 +101,11 @@ def _tt_store(tt, P, O, rules, lower, upper, move, cost, gen):
             j = i if old0 else i + 1
         elif tt[i + 1, TT_COST] < tt[i, TT_COST]:
             j = i + 1
-    tt[j, TT_P] = P
-    tt[j, TT_O] = O
-    tt[j, TT_DATA] = U(_VALID | (gen << _GEN_SHIFT) | (rules << _RULES_SHIFT)
-                       | (move << _MOVE_SHIFT) | ((upper + 64) << _UP_SHIFT)
-                       | ((lower + 64) << _LO_SHIFT))
+    w = U(_VALID | (gen << _GEN_SHIFT) | (rules << _RULES_SHIFT) | (move << _MOVE_SHIFT)
+          | ((upper + 64) << _UP_SHIFT) | ((lower + 64) << _LO_SHIFT))
+    tt[j, TT_P] = P ^ w
+    tt[j, TT_O] = O ^ w
+    tt[j, TT_DATA] = w
     tt[j, TT_COST] = U(cost)
 
 
@@ -96,7 +113,8 @@ DEFAULT_TABLE_BITS = 20
 
 
 def new_table(bits: int = DEFAULT_TABLE_BITS) -> np.ndarray:
-    """A transposition table of ``2**bits`` entries, 32 bytes each (20 bits: 32 MiB)."""
+    """A transposition table of ``2**bits`` entries, 32 bytes each (20 bits: 32 MiB), and
+    the busy marks of threads sharing it."""
     if not 4 <= bits <= 30:
         raise ValueError(f"table bits must be in 4..30, got {bits}")
-    return np.zeros((1 << bits, 4), dtype=np.uint64)
+    return np.zeros(((1 << bits) + BUSY_ROWS, 4), dtype=np.uint64)

@@ -87,8 +87,9 @@ class RootSolver:
     thread while :meth:`run` works, through :meth:`snapshot`.
     """
 
-    def __init__(self, table_bits: int = DEFAULT_TABLE_BITS):
-        self.solver = Solver(table_bits)
+    def __init__(self, table_bits: int = DEFAULT_TABLE_BITS, threads: int = 1):
+        # threads > 1: each window searched by that many threads (see Solver)
+        self.solver = Solver(table_bits, threads)
         self._lock = threading.Lock()
         self._proof = RootProof()
 
