@@ -153,6 +153,8 @@ from .endgame_table import (
     TT_DATA,
     TT_O,
     TT_P,
+    _claim,
+    _release,
     _tt_find,
     _tt_index,
     _tt_store,
@@ -225,9 +227,7 @@ def solve_root_eval(P, O, alpha, beta, rules, tt, ctl, W):
     # threads sharing the tree: busy moves after the others, as in _deep
     shared = ctl[SHARED] != 0
     total = count
-    row = 0
-    col = 0
-    tag = U0
+    row, col, tag = 0, 0, U0   # the busy mark of the move under search
     i = 0
     while i < total:
         sq = ctl[base + i]
@@ -237,20 +237,18 @@ def solve_root_eval(P, O, alpha, beta, rules, tt, ctl, W):
         nP = O ^ f
         nO = P ^ f ^ m
         if shared:
-            row, col, tag = busy_mark(tt, nP, nO)
-            if i <= count and best != -INF and tt[row, col] == tag and total < KEYS:
-                ctl[base + total] = sq
-                total += 1
+            row, col, tag, total = _claim(tt, ctl, base, nP, nO, sq,
+                                          i <= count and best != -INF, total)
+            if tag == U0:
                 continue
-            tt[row, col] = tag
         if best == -INF or beta - alpha <= 1:
             v = -_any(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
         else:
             v = -_any(nP, nO, -alpha - 1, -alpha, child_n, rules, tt, ctl, W)
             if alpha < v < beta and ctl[ABORTED] == 0:
                 v = -_any(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
-        if shared and tt[row, col] == tag:
-            tt[row, col] = U0
+        if shared:
+            _release(tt, row, col, tag)
         if ctl[ABORTED] != 0:
             ctl[BEST] = best_move if best > -INF else -1
             return best, best_move
@@ -577,7 +575,7 @@ __all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores"
            "solve_root_eval",
            "default_solver", "new_table", "new_control", "MODES", "NODES", "LIMIT", "ABORTED",
            "BEST", "GENERATION", "SHARED", "SHALLOW", "ORDER_SEARCH_MIN", "SHARED_MIN",
-           "BUSY_ROWS", "busy_mark",
+           "BUSY_ROWS", "busy_mark", "_claim", "_release",
            "log", "ETC_MIN", "EVAL_ORDER_MIN", "EVAL_ORDER_WEIGHT", "INF", "NO_MOVE",
            "SCRATCH", "KEYS", "SLOT", "CTL_SIZE", "TT_P", "TT_O", "TT_DATA", "TT_COST",
            "_LO_SHIFT", "_UP_SHIFT", "_MOVE_SHIFT", "_RULES_SHIFT", "_GEN_SHIFT", "_VALID",

@@ -41,10 +41,11 @@ from .endgame_table import (
     SHARED,
     SLOT,
     TT_DATA,
+    _claim,
+    _release,
     _tt_find,
     _tt_index,
     _tt_store,
-    busy_mark,
 )
 
 SHARED_MIN = 10      # threads sharing a tree defer busy moves at nodes with this many empties
@@ -221,9 +222,7 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     # others, appended to the list (the keys are not read past ``count``)
     shared = ctl[SHARED] != 0 and n >= SHARED_MIN
     total = count
-    row = 0
-    col = 0
-    tag = U0
+    row, col, tag = 0, 0, U0   # the busy mark of the move under search
     i = 0
     while i < total:
         if i < count:
@@ -245,12 +244,10 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
         nP = O ^ f
         nO = P ^ f ^ m
         if shared:
-            row, col, tag = busy_mark(tt, nP, nO)
-            if i <= count and best != -INF and tt[row, col] == tag and total < KEYS:
-                ctl[base + total] = sq
-                total += 1
+            row, col, tag, total = _claim(tt, ctl, base, nP, nO, sq,
+                                          i <= count and best != -INF, total)
+            if tag == U0:
                 continue
-            tt[row, col] = tag
         if child_n > SHALLOW:
             if best == -INF or beta - alpha <= 1:
                 v = -_deep(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
@@ -259,8 +256,8 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
                 if alpha < v < beta and ctl[ABORTED] == 0:
                     v = -_deep(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
             if ctl[ABORTED] != 0:
-                if shared and tt[row, col] == tag:
-                    tt[row, col] = U0
+                if shared:
+                    _release(tt, row, col, tag)
                 return 0
         elif best == -INF or beta - alpha <= 1:
             v = -_small(nP, nO, -beta, -alpha, child_n, rules, ctl)
@@ -268,8 +265,8 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
             v = -_small(nP, nO, -alpha - 1, -alpha, child_n, rules, ctl)
             if alpha < v < beta:
                 v = -_small(nP, nO, -beta, -alpha, child_n, rules, ctl)
-        if shared and tt[row, col] == tag:
-            tt[row, col] = U0
+        if shared:
+            _release(tt, row, col, tag)
         if v > best:
             best = v
             best_move = sq

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine_server.game.bitboard import U1, U
+from engine_server.game.bitboard import U0, U1, U
 
 INF = 65             # above any score (|score| <= 64)
 
@@ -76,6 +76,28 @@ def busy_mark(tt, P, O):
     h ^= h >> _HASH_SHIFT
     i = np.int64(h & U(4 * BUSY_ROWS - 1))
     return tt.shape[0] - BUSY_ROWS + (i >> 2), i & 3, h | U1
+
+
+@njit(cache=True, inline="always")
+def _claim(tt, ctl, base, nP, nO, sq, defer, total):
+    """ABDADA at a move to (nP, nO), square ``sq``: (row, column, tag, total).  When ``defer``
+    (the node has searched a move, this one is not yet a deferred one) and another thread is
+    searching the child, the move is appended to the node's list at ``ctl[base + total]`` and
+    the tag is 0 (the caller goes on to the next move); otherwise the child is marked busy
+    under the tag."""
+    row, col, tag = busy_mark(tt, nP, nO)
+    if defer and tt[row, col] == tag and total < KEYS:
+        ctl[base + total] = sq
+        return row, col, U0, total + 1
+    tt[row, col] = tag
+    return row, col, tag, total
+
+
+@njit(cache=True, inline="always")
+def _release(tt, row, col, tag):
+    # another thread may have marked the same slot since: only our own mark goes
+    if tt[row, col] == tag:
+        tt[row, col] = U0
 
 
 @njit(cache=True)
