@@ -60,14 +60,17 @@ def test_a_torn_table_entry_never_matches():
     Pb, Ob = b.bitboards()
     r = np.int64(0)
     E._tt_store(tt, Pa, Oa, r, np.int64(-4), np.int64(10), np.int64(19), np.int64(7), np.int64(1))
-    j = E._tt_find(tt, E._tt_index(tt, Pa, Oa), Pa, Oa, r)
-    assert j >= 0
+    j, d = E._tt_probe(tt, E._tt_index(tt, Pa, Oa), Pa, Oa, r)
+    # the probe hands back the data word it checked (a second read could be another entry's)
+    assert j >= 0 and d == np.int64(tt[j, E.TT_DATA])
+    assert (d >> E._LO_SHIFT) & 255 == 60 and (d >> E._UP_SHIFT) & 255 == 74
     other = tt.copy()
     E._tt_store(other, Pb, Ob, r, np.int64(2), np.int64(2), np.int64(20), np.int64(7),
                 np.int64(1))
     k = E._tt_find(other, E._tt_index(other, Pb, Ob), Pb, Ob, r)
     tt[j, E.TT_DATA] = other[k, E.TT_DATA]   # a's keys with b's data
     assert E._tt_find(tt, E._tt_index(tt, Pa, Oa), Pa, Oa, r) == -1
+    assert E._tt_probe(tt, E._tt_index(tt, Pa, Oa), Pa, Oa, r) == (-1, 0)
     assert E._tt_find(tt, E._tt_index(tt, Pb, Ob), Pb, Ob, r) == -1
 
 

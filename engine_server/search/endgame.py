@@ -157,6 +157,7 @@ from .endgame_table import (
     _release,
     _tt_find,
     _tt_index,
+    _tt_probe,
     _tt_store,
     busy_mark,
     new_table,
@@ -202,10 +203,9 @@ def solve_root_eval(P, O, alpha, beta, rules, tt, ctl, W):
     base = SCRATCH + 64 * SLOT
     count = 0
     hash_move = _NO_SQ
-    j = _tt_find(tt, _tt_index(tt, P, O), P, O, rules)
+    j, d = _tt_probe(tt, _tt_index(tt, P, O), P, O, rules)
     if j >= 0:
-        # mypy: as in _deep
-        hash_move = (np.int64(tt[j, TT_DATA]) >> _MOVE_SHIFT) & 255  # type: ignore[assignment]
+        hash_move = (d >> _MOVE_SHIFT) & 255
     mm = moves
     while mm != U0:
         m = mm & (~mm + U1)
@@ -272,10 +272,10 @@ def solve_root(P, O, alpha, beta, rules, tt, ctl):
 
 @njit(cache=True)
 def _table_move(tt, P, O, rules):
-    j = _tt_find(tt, _tt_index(tt, P, O), P, O, rules)
+    j, d = _tt_probe(tt, _tt_index(tt, P, O), P, O, rules)
     if j < 0:
         return -1
-    m = (np.int64(tt[j, TT_DATA]) >> _MOVE_SHIFT) & 255
+    m = (d >> _MOVE_SHIFT) & 255
     return -1 if m == _NO_SQ else m
 
 
@@ -584,7 +584,7 @@ __all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores"
            "_EDGE", "_S1", "_S7", "_S8", "_S9", "_C_LO", "_C_HI", "_C_TOP", "_C_BOTTOM",
            "_around", "_full_line", "_stable", "_last1", "_side2", "_solve2", "_child2",
            "_side3", "_same_quadrant", "_odd_quadrants", "_solve3", "_SIG_SHALLOW", "_shallow",
-           "_tt_index", "_tt_find", "_tt_store", "_SIG_DEEP", "_small", "_any",
+           "_tt_index", "_tt_find", "_tt_probe", "_tt_store", "_SIG_DEEP", "_small", "_any",
            "_corner_stability", "_order_key", "_deep", "_SIG_ROOT", "_SIG_ROOT_EVAL", "_NO_W",
            "_table_move", "DEFAULT_TABLE_BITS", "CHUNK_SECONDS", "FIRST_CHUNK", "_NO_LIMIT",
            "default_solver"]

@@ -7,7 +7,6 @@ principal variation search."""
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, types
 
 from engine_server.eval.features import evaluate, evaluate_moves
@@ -40,11 +39,10 @@ from .endgame_table import (
     SCRATCH,
     SHARED,
     SLOT,
-    TT_DATA,
     _claim,
     _release,
-    _tt_find,
     _tt_index,
+    _tt_probe,
     _tt_store,
 )
 
@@ -146,15 +144,13 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     nodes0 = ctl[NODES]
     hash_move = _NO_SQ
     ti = _tt_index(tt, P, O)
-    j = _tt_find(tt, ti, P, O, rules)
+    j, d = _tt_probe(tt, ti, P, O, rules)
     if j >= 0:
-        d = np.int64(tt[j, TT_DATA])
         cut, v, alpha, beta = table_cut(((d >> _LO_SHIFT) & 255) - 64,
                                         ((d >> _UP_SHIFT) & 255) - 64, alpha, beta)
         if cut:
             return v
-        # mypy: an np.int64 where _NO_SQ gave an int; numba types both as int64
-        hash_move = (d >> _MOVE_SHIFT) & 255  # type: ignore[assignment]
+        hash_move = (d >> _MOVE_SHIFT) & 255
     alpha_in = alpha
     child_n = n - 1
     best = -INF
@@ -169,9 +165,9 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
             f = flips(P, O, m)
             nP = O ^ f
             nO = P ^ f ^ m
-            jc = _tt_find(tt, _tt_index(tt, nP, nO), nP, nO, rules)
+            jc, dc = _tt_probe(tt, _tt_index(tt, nP, nO), nP, nO, rules)
             if jc >= 0:
-                v = 64 - ((np.int64(tt[jc, TT_DATA]) >> _UP_SHIFT) & 255)
+                v = 64 - ((dc >> _UP_SHIFT) & 255)
                 if v >= beta:
                     _tt_store(tt, P, O, rules, v, 64, lowest_square(m), ctl[NODES] - nodes0,
                               ctl[GENERATION])

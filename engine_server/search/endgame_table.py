@@ -1,5 +1,5 @@
 """The exact solver's two arrays shared with Python: the control array (node counters, the node
-budget, per-ply move lists) and the transposition table of proven bounds (:func:`_tt_find`,
+budget, per-ply move lists) and the transposition table of proven bounds (:func:`_tt_probe`,
 :func:`_tt_store`, :func:`new_table`).  The layers of the solver are described in
 engine_server/search/endgame.py."""
 
@@ -55,15 +55,23 @@ def _tt_index(tt, P, O):
 
 
 @njit(cache=True, inline="always")
-def _tt_find(tt, i, P, O, rules):
-    """Row of (P, O) under ``rules`` in the bucket at ``i``, or -1."""
+def _tt_probe(tt, i, P, O, rules):
+    """(row, data word) of (P, O) under ``rules`` in the bucket at ``i``, or (-1, 0).  Use
+    this data word, never a second read of the row: another thread may have replaced the
+    entry since it was checked against the position."""
     for j in range(i, i + 2):
         w = tt[j, TT_DATA]
         if tt[j, TT_P] ^ w == P and tt[j, TT_O] ^ w == O:
             d = np.int64(w)
             if d & _VALID and ((d >> _RULES_SHIFT) & 1) == rules:
-                return j
-    return -1
+                return j, d
+    return -1, np.int64(0)
+
+
+@njit(cache=True, inline="always")
+def _tt_find(tt, i, P, O, rules):
+    """Row of (P, O) under ``rules`` in the bucket at ``i``, or -1."""
+    return _tt_probe(tt, i, P, O, rules)[0]
 
 
 @njit(cache=True, inline="always")
@@ -103,9 +111,8 @@ def _release(tt, row, col, tag):
 @njit(cache=True)
 def _tt_store(tt, P, O, rules, lower, upper, move, cost, gen):
     i = _tt_index(tt, P, O)
-    j = _tt_find(tt, i, P, O, rules)
+    j, d = _tt_probe(tt, i, P, O, rules)
     if j >= 0:
-        d = np.int64(tt[j, TT_DATA])
         # both old and new bounds are proven: keep their intersection
         lower = max(lower, ((d >> _LO_SHIFT) & 255) - 64)
         upper = min(upper, ((d >> _UP_SHIFT) & 255) - 64)
