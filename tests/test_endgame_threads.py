@@ -67,11 +67,11 @@ def test_a_torn_table_entry_never_matches():
     other = tt.copy()
     E._tt_store(other, Pb, Ob, r, np.int64(2), np.int64(2), np.int64(20), np.int64(7),
                 np.int64(1))
-    k = E._tt_find(other, E._tt_index(other, Pb, Ob), Pb, Ob, r)
+    k, _ = E._tt_probe(other, E._tt_index(other, Pb, Ob), Pb, Ob, r)
     tt[j, E.TT_DATA] = other[k, E.TT_DATA]   # a's keys with b's data
-    assert E._tt_find(tt, E._tt_index(tt, Pa, Oa), Pa, Oa, r) == -1
+    assert E._tt_probe(tt, E._tt_index(tt, Pa, Oa), Pa, Oa, r)[0] == -1
     assert E._tt_probe(tt, E._tt_index(tt, Pa, Oa), Pa, Oa, r) == (-1, 0)
-    assert E._tt_find(tt, E._tt_index(tt, Pb, Ob), Pb, Ob, r) == -1
+    assert E._tt_probe(tt, E._tt_index(tt, Pb, Ob), Pb, Ob, r)[0] == -1
 
 
 def test_stop_and_deadline_end_every_thread():

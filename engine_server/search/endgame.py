@@ -37,7 +37,7 @@ The kernels live in one module per layer, all re-exported here so that ``endgame
 as before:
 
 * ``endgame_table.py`` - the control array's layout (``NODES``, ``LIMIT``, ``ABORTED``, ...,
-  ``CTL_SIZE``) and the transposition table (``_tt_index``, ``_tt_find``, ``_tt_store``,
+  ``CTL_SIZE``) and the transposition table (``_tt_index``, ``_tt_probe``, ``_tt_store``,
   :func:`new_table`);
 * ``endgame_last.py`` - the last three empties (``_last1``, ``_solve2``, ``_solve3``, ...) and
   the bit-board helpers the other layers share (``_around``, ``_odd_quadrants``);
@@ -155,7 +155,6 @@ from .endgame_table import (
     TT_P,
     _claim,
     _release,
-    _tt_find,
     _tt_index,
     _tt_probe,
     _tt_store,
@@ -584,7 +583,7 @@ __all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores"
            "_EDGE", "_S1", "_S7", "_S8", "_S9", "_C_LO", "_C_HI", "_C_TOP", "_C_BOTTOM",
            "_around", "_full_line", "_stable", "_last1", "_side2", "_solve2", "_child2",
            "_side3", "_same_quadrant", "_odd_quadrants", "_solve3", "_SIG_SHALLOW", "_shallow",
-           "_tt_index", "_tt_find", "_tt_probe", "_tt_store", "_SIG_DEEP", "_small", "_any",
+           "_tt_index", "_tt_probe", "_tt_store", "_SIG_DEEP", "_small", "_any",
            "_corner_stability", "_order_key", "_deep", "_SIG_ROOT", "_SIG_ROOT_EVAL", "_NO_W",
            "_table_move", "DEFAULT_TABLE_BITS", "CHUNK_SECONDS", "FIRST_CHUNK", "_NO_LIMIT",
            "default_solver"]

@@ -69,12 +69,6 @@ def _tt_probe(tt, i, P, O, rules):
 
 
 @njit(cache=True, inline="always")
-def _tt_find(tt, i, P, O, rules):
-    """Row of (P, O) under ``rules`` in the bucket at ``i``, or -1."""
-    return _tt_probe(tt, i, P, O, rules)[0]
-
-
-@njit(cache=True, inline="always")
 def busy_mark(tt, P, O):
     """(row, column, tag) of (P, O)'s busy mark: while a thread searches (P, O) with
     ``ctl[SHARED]`` set, ``tt[row, column] == tag``, and the other threads search it after
