@@ -96,6 +96,25 @@ def test_core_rules_and_evaluation_equal_the_engines():
     assert checked > 500
 
 
+def test_core_reads_weights_of_finer_stages_as_the_engine_does():
+    # a weights file of 30 stages (2 plies each) travels in the export and picks the same stage
+    W = np.random.default_rng(4).integers(-120, 120, size=(30, C.N_WEIGHTS)).astype(np.int32)
+    stages = C.decode_weights(E.encode_weights((W + 128).astype(np.uint8)))
+    assert len(stages) == 30
+    checked = 0
+    for pos in random_positions(Rules.STANDARD, 3, seed=9):
+        P, O = (int(x) for x in pos.bitboards())
+        moves = C.legal(P, O)
+        if moves:
+            w = stages[C.stage_of(64 - C.popcount(P | O), len(stages))]
+            assert C.evaluate(P, O, moves, w, 128 * C.LOOKUPS) == int(
+                evaluate_raw(np.uint64(P), np.uint64(O), W))
+            checked += 1
+    assert checked > 100
+    with pytest.raises(ValueError, match="15, 30 or 60"):
+        C.decode_weights(E.encode_weights(np.zeros(16 * C.N_WEIGHTS, np.uint8)))
+
+
 def test_core_search_finds_the_exact_best_move_near_the_end():
     # The core's margin and move must be the engine's perfect-play value on the same position.
     from engine_server.search.endgame import solve, solve_move_scores

@@ -58,6 +58,43 @@ def test_merged_tables_give_exactly_the_evaluation(rules):
     assert sum(len(r) for r in F.READ_IMAGES) == 46  # reads instead of 8 * 11
 
 
+@pytest.mark.parametrize("stages", [30, 60])
+def test_finer_stages_read_the_weights_of_their_own_plies(stages, tmp_path):
+    pos = random_positions(3000, seed=21)
+    Ps = np.array([p for p, _ in pos], np.uint64)
+    Os = np.array([o for _, o in pos], np.uint64)
+    coarse = wts.default_weights(STANDARD)
+    fine = np.repeat(coarse, stages // F.N_STAGES, axis=0)  # each 4-ply stage, split
+    want = np.zeros(len(Ps), np.int64)
+    got = np.zeros(len(Ps), np.int64)
+    F.evaluate_batch(Ps, Os, coarse, want)
+    F.evaluate_fast_batch(Ps, Os, F.eval_tables(fine), got)
+    assert np.array_equal(want, got)
+    # distinct random stages: each position reads the stage of its own ply, also in the
+    # search's merged tables, and the file keeps them
+    W = np.random.default_rng(stages).integers(-900, 900, size=(stages, F.N_WEIGHTS))
+    path = tmp_path / "fine.npz"
+    wts.save(path, W.astype(np.int16), STANDARD, {"stages": stages})
+    W = wts.load(path, STANDARD)[0]
+    F.evaluate_fast_batch(Ps, Os, F.eval_tables(W), got)
+    out = np.zeros(F.N_FEATURES, np.int64)
+    for i, (P, O) in enumerate(pos[:400]):
+        F.feature_indices(P, O, out)
+        ply = bin(int(P | O)).count("1") - 4
+        stage = min(ply // (60 // stages), stages - 1)
+        assert int(W[stage][out].sum()) == F.evaluate_raw(P, O, W) == got[i]
+
+
+def test_weights_of_other_stage_counts_are_refused(tmp_path):
+    with pytest.raises(wts.WeightsError, match="stages one of"):
+        wts.save(tmp_path / "w.npz", np.zeros((16, F.N_WEIGHTS), np.int16), STANDARD, {})
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, weights=np.zeros((20, F.N_WEIGHTS), np.int16), layout=F.SIZES,
+             rules=np.int64(0), meta=np.array("{}"))
+    with pytest.raises(wts.WeightsError, match=r"bad.npz have shape \(20, "):
+        wts.load(bad)
+
+
 def test_symmetries_are_the_eight_of_the_square():
     x = np.uint64(1 << 1)  # b1
     images = {int(F.symmetry(x, k)) for k in range(8)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from engine_server.agents import make_agent
 from engine_server.eval import weights as wts
@@ -90,13 +91,17 @@ def test_a_tiny_training_run_lowers_held_out_error(tmp_path):
         [r["baseline_mae"] for r in late])
 
 
-def test_train_command_writes_weights_the_engine_loads(tmp_path):
+@pytest.mark.parametrize("stages", [15, 30])
+def test_train_command_writes_weights_the_engine_loads(tmp_path, stages):
     out = tmp_path / "w.npz"
     rc = cli.main(["patterns", "--wthor", str(DATA), "--games", "120", "--solve-empties", "6",
                    "--iterations", "5", "--work", str(tmp_path / "work"), "--out", str(out),
-                   "--report", str(tmp_path / "r.json")])
+                   "--report", str(tmp_path / "r.json"), "--stages", str(stages)])
     assert rc == 0
     w, meta = wts.load(out, STANDARD)
+    assert w.shape[0] == stages == meta["stages"]
+    per = 60 // stages
+    assert [r["plies"][0] for r in meta["report"]] == list(range(0, 60, per))
     assert meta["data"][0].startswith("WTHOR")
     assert json.loads((tmp_path / "r.json").read_text())["report"]
     assert (tmp_path / "r.png").is_file()

@@ -71,6 +71,8 @@ def _parser() -> argparse.ArgumentParser:
                         "package's for the rules)")
     t.add_argument("--iterations", type=int, default=30, help="conjugate-gradient iterations")
     t.add_argument("--l2", type=float, default=5.0, help="L2 regularization")
+    t.add_argument("--stages", type=int, default=15, choices=(15, 30, 60),
+                   help="game stages with weights of their own (60 / stages plies each)")
     t.add_argument("--window", type=int, default=1,
                    help="neighbouring stages whose positions each stage also fits")
     t.add_argument("--threads", type=int, default=2)
@@ -164,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     if parts and args.selfplay:
         # the first self-play generation already searches with the weights of the WTHOR games
         weights, _ = patterns.train(patterns.Dataset.concat(parts), args.iterations, args.l2,
-                                    args.window, log=log)
+                                    args.window, log=log, n_stages=args.stages)
     for gen in range(max(1, args.generations) if args.selfplay else 0):
         from . import selfplay
 
@@ -180,14 +182,15 @@ def main(argv: list[str] | None = None) -> int:
                        f"({len(parts[-1])} positions)")
         if gen < args.generations - 1:
             weights, _ = patterns.train(patterns.Dataset.concat(parts), args.iterations,
-                                        args.l2, args.window, log=log)
+                                        args.l2, args.window, log=log, n_stages=args.stages)
     data = patterns.Dataset.concat(parts)
-    weights, report = patterns.train(data, args.iterations, args.l2, args.window, log=log)
+    weights, report = patterns.train(data, args.iterations, args.l2, args.window, log=log,
+                                     n_stages=args.stages)
     out = args.out or wts.weights_path(rules)
     meta = {"command": "othello-train " + " ".join(sys.argv[1:] if argv is None else argv),
             "rules": args.rules, "data": sources, "solve_empties": args.solve_empties,
             "generations": args.generations, "iterations": args.iterations, "l2": args.l2,
-            "window": args.window, "seed": args.seed, "report": report}
+            "window": args.window, "stages": args.stages, "seed": args.seed, "report": report}
     wts.save(out, weights, rules, meta)
     log(f"wrote {out} ({out.stat().st_size / 2**20:.2f} MiB) in "
         f"{time.monotonic() - t0:.0f} s")

@@ -11,9 +11,10 @@ Standard rules: the positions of the WTHOR games, labelled (side to move's view)
 Reversed rules (and standard rules with ``--selfplay``): games played by the engine itself (see
 :mod:`training.selfplay`), labelled the same way with the solver.
 
-Each stage (4 plies) is fitted on the positions of its own plies and of the stages on either
-side (``window``), which smooths the weights from one stage to the next; a game-wise held-out
-split (every 20th game) gives the error reported per stage.
+Each stage (4 plies, or 2 or 1 with ``--stages 30`` or ``60``) is fitted on the positions of
+its own plies and of the stages on either side (``window``), which smooths the weights from one
+stage to the next; a game-wise held-out split (every 20th game) gives the error reported per
+stage.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine_server.eval.features import N_STAGES, N_WEIGHTS, PLIES_PER_STAGE, WEIGHT_SCALE
+from engine_server.eval.features import N_STAGES, N_WEIGHTS, STAGE_COUNTS, WEIGHT_SCALE
 from engine_server.game.bitboard import REVERSED, STANDARD
 
 from . import fit, labels, wthor
@@ -176,25 +177,32 @@ class _Bar:
         sys.stderr.write("\n")
 
 
-def stage_rows(empties: np.ndarray, stage: int, window: int) -> np.ndarray:
+def stage_rows(empties: np.ndarray, stage: int, window: int,
+               n_stages: int = N_STAGES) -> np.ndarray:
+    """The positions a stage is fitted on: its own plies and ``window`` stages either side."""
+    per = 60 // n_stages
     ply = 60 - empties.astype(np.int64)
-    lo = (stage - window) * PLIES_PER_STAGE
-    hi = (stage + 1 + window) * PLIES_PER_STAGE
-    if stage == N_STAGES - 1:
+    lo = (stage - window) * per
+    hi = (stage + 1 + window) * per
+    if stage == n_stages - 1:
         hi = 61
     return (ply >= lo) & (ply < hi)
 
 
 def train(data: Dataset, iterations: int = 30, l2: float = 5.0, window: int = 1,
-          holdout: int = 20, log=print) -> tuple[np.ndarray, list[dict]]:
+          holdout: int = 20, log=print, n_stages: int = N_STAGES
+          ) -> tuple[np.ndarray, list[dict]]:
     """Fit every stage; returns (int16 weights in 1/64 disc, per-stage report rows)."""
-    weights = np.zeros((N_STAGES, N_WEIGHTS), np.int16)
+    if n_stages not in STAGE_COUNTS:
+        raise ValueError(f"{n_stages} stages: expected one of {STAGE_COUNTS}")
+    per = 60 // n_stages
+    weights = np.zeros((n_stages, N_WEIGHTS), np.int16)
     test_game = (data.game % holdout) == 0 if holdout else np.zeros(len(data), bool)
     report = []
-    for s in range(N_STAGES):
+    for s in range(n_stages):
         t0 = time.monotonic()
-        rows = stage_rows(data.empties, s, window)
-        own = stage_rows(data.empties, s, 0)
+        rows = stage_rows(data.empties, s, window, n_stages)
+        own = stage_rows(data.empties, s, 0, n_stages)
         tr = np.nonzero(rows & ~test_game)[0]
         te = np.nonzero(own & test_game)[0]
         X = fit.features_of(data.P[tr], data.O[tr])
@@ -202,7 +210,8 @@ def train(data: Dataset, iterations: int = 30, l2: float = 5.0, window: int = 1,
         del X
         q = np.clip(np.rint(w * WEIGHT_SCALE), -32767, 32767).astype(np.int16)
         weights[s] = q
-        row = {"stage": s, "plies": [s * PLIES_PER_STAGE, (s + 1) * PLIES_PER_STAGE - 1],
+        last = 60 if s == n_stages - 1 else (s + 1) * per - 1
+        row = {"stage": s, "plies": [s * per, last],
                "train_positions": int(len(tr)), "test_positions": int(len(te))}
         if len(te):
             Xt = fit.features_of(data.P[te], data.O[te])

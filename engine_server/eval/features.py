@@ -44,19 +44,22 @@ N_WEIGHTS = int(SIZES.sum())
 N_PATTERNS = 11                          # read on each of the 8 images
 N_FEATURES = 8 * N_PATTERNS + 3          # indices per position (two mobilities and the bias)
 
-N_STAGES = 15
+N_STAGES = 15                            # the shipped files' stages (4 plies each)
 PLIES_PER_STAGE = 4
+# A weights file may split the game finer: its stage count says how (60 / stages plies each).
+STAGE_COUNTS = (15, 30, 60)
 WEIGHT_SCALE = 64                        # weights are stored in 1/64 disc
 
 
 @njit(cache=True)
-def stage_of(empties):
-    """Game stage of a position with ``empties`` empty squares: 4 plies per stage."""
-    s = (60 - empties) // PLIES_PER_STAGE
+def stage_of(empties, n_stages=N_STAGES):
+    """Game stage of a position with ``empties`` empty squares among ``n_stages`` equal stages
+    of ``60 // n_stages`` plies (the last one takes the final ply too)."""
+    s = (60 - empties) // (60 // n_stages)
     if s < 0:
         return 0
-    if s >= N_STAGES:
-        return N_STAGES - 1
+    if s >= n_stages:
+        return n_stages - 1
     return s
 
 
@@ -180,8 +183,8 @@ OFF_BIAS = int(OFFSETS[BIAS])
 @njit(cache=True)
 def evaluate_raw(P, O, W):
     """Evaluation of (P, O) for the side to move in 1/WEIGHT_SCALE disc (``W``: int16 or
-    int32 array [N_STAGES, N_WEIGHTS])."""
-    w = W[stage_of(64 - popcount(P | O))]
+    int32 array [stages, N_WEIGHTS], stages one of STAGE_COUNTS)."""
+    w = W[stage_of(64 - popcount(P | O), W.shape[0])]
     T = _T
     s = np.int64(0)
     for k in range(8):
@@ -345,7 +348,7 @@ def _edge_lines(p, o, T, w):
 def evaluate_moves(P, O, E, own_moves):
     """:func:`evaluate_raw`'s value from the tables of :func:`eval_tables`; ``own_moves`` is
     ``legal_moves(P, O)``, which a search has at hand."""
-    w = E[stage_of(64 - popcount(P | O))]
+    w = E[stage_of(64 - popcount(P | O), E.shape[0])]
     T = _T
     # The eight images from one transpose and two mirrors a side: flipping the rows is a byte
     # swap, and transpose(flip(x)) = mirror(transpose(x)), transpose(mirror(x)) =
@@ -403,7 +406,8 @@ def _check_layout() -> None:
 
 _check_layout()
 
-__all__ = ["NAMES", "SIZES", "OFFSETS", "N_WEIGHTS", "N_FEATURES", "N_STAGES", "WEIGHT_SCALE",
+__all__ = ["NAMES", "SIZES", "OFFSETS", "N_WEIGHTS", "N_FEATURES", "N_STAGES", "STAGE_COUNTS",
+           "WEIGHT_SCALE",
            "stage_of", "symmetry", "feature_indices", "evaluate_raw", "evaluate_batch",
            "eval_tables", "evaluate", "evaluate_moves", "evaluate_fast_batch",
            "flip_vertical", "mirror_horizontal", "transpose"]

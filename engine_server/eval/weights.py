@@ -1,6 +1,7 @@
 """Shipped evaluation weights: one compressed file per rule variant, loaded once per process.
 
-Format (``numpy.savez_compressed``): ``weights`` int16 [stages, N_WEIGHTS] in 1/64 disc,
+Format (``numpy.savez_compressed``): ``weights`` int16 [stages, N_WEIGHTS] in 1/64 disc, with
+``stages`` one of ``STAGE_COUNTS`` (15 stages of 4 plies, 30 of 2, or one per ply),
 ``layout`` (the pattern sizes, so a file made for other patterns is refused), ``rules`` and a
 ``meta`` JSON string (the training command, data and figures).  A missing, corrupt or
 mismatched file raises :class:`WeightsError` naming the file and the problem.
@@ -17,7 +18,7 @@ import numpy as np
 
 from engine_server.game.bitboard import REVERSED, STANDARD
 
-from .features import N_STAGES, N_WEIGHTS, SIZES
+from .features import N_WEIGHTS, SIZES, STAGE_COUNTS
 
 DATA_DIR = Path(__file__).parent / "data"
 FILES = {STANDARD: "standard.npz", REVERSED: "reversed.npz"}
@@ -33,13 +34,17 @@ def weights_path(rules: int) -> Path:
 
 def save(path: str | Path, weights: np.ndarray, rules: int, meta: dict) -> None:
     w = np.asarray(weights)
-    if w.shape != (N_STAGES, N_WEIGHTS) or w.dtype != np.int16:
-        raise WeightsError(f"weights must be int16 {(N_STAGES, N_WEIGHTS)}, got {w.dtype} "
-                           f"{w.shape}")
+    if not _shape_ok(w) or w.dtype != np.int16:
+        raise WeightsError(f"weights must be int16 [stages, {N_WEIGHTS}] with stages one of "
+                           f"{STAGE_COUNTS}, got {w.dtype} {w.shape}")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as f:
         np.savez_compressed(f, weights=w, layout=SIZES, rules=np.int64(rules),
                             meta=np.array(json.dumps(meta, sort_keys=True)))
+
+
+def _shape_ok(w: np.ndarray) -> bool:
+    return w.ndim == 2 and w.shape[0] in STAGE_COUNTS and w.shape[1] == N_WEIGHTS
 
 
 def load(path: str | Path, rules: int | None = None) -> tuple[np.ndarray, dict]:
@@ -58,9 +63,9 @@ def load(path: str | Path, rules: int | None = None) -> tuple[np.ndarray, dict]:
         raise WeightsError(f"evaluation weights {p} are unreadable: {e}") from None
     if layout.shape != SIZES.shape or not np.array_equal(layout, SIZES):
         raise WeightsError(f"evaluation weights {p} were made for other patterns")
-    if w.shape != (N_STAGES, N_WEIGHTS) or w.dtype != np.int16:
+    if not _shape_ok(w) or w.dtype != np.int16:
         raise WeightsError(f"evaluation weights {p} have shape {w.shape} {w.dtype}, expected "
-                           f"{(N_STAGES, N_WEIGHTS)} int16")
+                           f"int16 [stages, {N_WEIGHTS}] with stages one of {STAGE_COUNTS}")
     if rules is not None and file_rules != int(rules):
         raise WeightsError(f"evaluation weights {p} are for rules {file_rules}, not {rules}")
     return np.ascontiguousarray(w, dtype=np.int32), meta

@@ -33,7 +33,7 @@ STANDARD = 0
 REVERSED = 1
 INF = 1 << 20
 
-N_STAGES = 15
+N_STAGES = 15                         # 4 plies a stage (files may hold 30 or 60 stages)
 N_WEIGHTS = 167330
 LOOKUPS = 91                          # table reads per evaluation (each carries the +128 offset)
 OFF_C33, OFF_C25, OFF_L2, OFF_L3, OFF_L4 = 59049, 78732, 137781, 144342, 150903
@@ -201,9 +201,9 @@ def final_score(P, O, rules):
     return 0
 
 
-def stage_of(empties):
-    s = (60 - empties) // 4
-    return 0 if s < 0 else (N_STAGES - 1 if s >= N_STAGES else s)
+def stage_of(empties, n_stages=N_STAGES):
+    s = (60 - empties) // (60 // n_stages)
+    return 0 if s < 0 else (n_stages - 1 if s >= n_stages else s)
 
 
 def evaluate(P, O, own_moves, w, bias):
@@ -298,10 +298,11 @@ def decode_weights(text):
     """Stage tables (one ``bytes`` per stage, weight + 128) from the generator's text."""
     raw = zlib.decompress(base64.b64decode("".join(text.split()).translate(_UNMAP)))
     table = np.frombuffer(raw, dtype=np.uint8)
-    if table.shape[0] != N_STAGES * N_WEIGHTS:
-        raise ValueError("the embedded weights have %d entries, expected %d"
-                         % (table.shape[0], N_STAGES * N_WEIGHTS))
-    return [table[s * N_WEIGHTS:(s + 1) * N_WEIGHTS].tobytes() for s in range(N_STAGES)]
+    stages = table.shape[0] // N_WEIGHTS
+    if table.shape[0] != stages * N_WEIGHTS or stages not in (15, 30, 60):
+        raise ValueError("the embedded weights have %d entries, expected 15, 30 or 60 times %d"
+                         % (table.shape[0], N_WEIGHTS))
+    return [table[s * N_WEIGHTS:(s + 1) * N_WEIGHTS].tobytes() for s in range(stages)]
 
 
 class _Stop(Exception):
@@ -334,7 +335,7 @@ class Engine(object):
 
     # --- leaves ----------------------------------------------------------------------------
     def static(self, P, O, moves):
-        e = evaluate(P, O, moves, self.w[stage_of(64 - popcount(P | O))], self.bias)
+        e = evaluate(P, O, moves, self.w[stage_of(64 - popcount(P | O), len(self.w))], self.bias)
         if e > self.eval_max:
             return self.eval_max
         if e < -self.eval_max:
