@@ -36,18 +36,26 @@ def positions(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def bench_eval(n: int, repeat: int, rules: int) -> dict[str, Any]:
-    from engine_server.eval.features import evaluate_batch
+    from engine_server.eval.features import eval_tables, evaluate_batch, evaluate_fast_batch
     from engine_server.eval.weights import default_weights, weights_path
 
     P, O = positions(n, 7)
     W = default_weights(rules)
+    E = eval_tables(W)
     out = np.zeros(n, np.int64)
-    evaluate_batch(P[:10], O[:10], W, out[:10])  # compiled / loaded outside the timing
+    # compiled / loaded outside the timing
+    evaluate_batch(P[:10], O[:10], W, out[:10])
+    evaluate_fast_batch(P[:10], O[:10], E, out[:10])
     rates = []
+    fast = []
     for _ in range(repeat):
+        # the plain kernel (training, labels) and the one the searches call (merged tables)
         t0 = time.perf_counter()
         evaluate_batch(P, O, W, out)
         rates.append(n / (time.perf_counter() - t0))
+        t0 = time.perf_counter()
+        evaluate_fast_batch(P, O, E, out)
+        fast.append(n / (time.perf_counter() - t0))
     loads = []
     for _ in range(3):
         r = subprocess.run([sys.executable, "-c", LOAD_PROBE.format(rules=rules)],
@@ -56,6 +64,7 @@ def bench_eval(n: int, repeat: int, rules: int) -> dict[str, Any]:
     path = weights_path(rules)
     return {"bench": "eval", "rules": "reversed" if rules else "standard", "positions": n,
             "runs": repeat, "evals_per_s": median(rates), "best_evals_per_s": max(rates),
+            "search_evals_per_s": median(fast),
             "weights_file_mib": path.stat().st_size / 2 ** 20,
             "load_s_fresh_process": median(loads)}
 

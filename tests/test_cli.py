@@ -47,6 +47,14 @@ def test_bench_perft_and_search_print_json_lines():
     assert 0.0 <= obj["max_stop_latency_s"] < SLACK
 
 
+def test_bench_eval_times_both_evaluation_kernels():
+    r = _run("-m", "benchmarks.cli", "eval", "--positions", "2000", "--repeat", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout)
+    assert obj["evals_per_s"] > 0 and obj["search_evals_per_s"] > 0
+    assert obj["load_s_fresh_process"] > 0
+
+
 def test_bench_prints_the_latency_figures_the_tests_leave_to_it():
     """The timing claims taken out of the tests (tests/loadsafe.py) are these commands'
     figures: each must run and print them."""
