@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from engine_server.agents import AgentSpecError, parse_spec
-from engine_server.eval.features import N_WEIGHTS, STAGE_COUNTS, WEIGHT_SCALE
+from engine_server.eval.features import WEIGHT_SCALE
 from engine_server.eval.weights import default_weights, load
 from engine_server.game import Rules
 
@@ -140,10 +140,8 @@ def quantized_weights(s: ExportSettings) -> np.ndarray:
         w, _ = load(s.weights_file, int(s.rules))
     else:
         w = default_weights(int(s.rules))
+    # the loader has refused any other shape (weights.load)
     w = np.asarray(w, dtype=np.int64)
-    if w.ndim != 2 or w.shape[0] not in STAGE_COUNTS or w.shape[1] != N_WEIGHTS:
-        raise ExportError(f"weights of shape {w.shape}, expected [stages, {N_WEIGHTS}] with "
-                          f"stages one of {STAGE_COUNTS}")
     q = np.clip(np.rint(w / s.step), -127, 127).astype(np.int64) + 128
     return q.astype(np.uint8)
 
