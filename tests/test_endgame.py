@@ -272,6 +272,34 @@ def test_solve_root_is_callable_from_numba(ffo_easy):
     assert ctl[E.ABORTED] == 1
 
 
+def test_table_buckets_start_on_cache_lines():
+    # a probe reads a bucket of two 32-byte rows: aligned, that is one line of memory, not two
+    for bits in (4, 12, 16):
+        tt = E.new_table(bits)
+        assert tt.ctypes.data % 64 == 0
+        assert tt.shape == ((1 << bits) + E.BUSY_ROWS, 4)
+        assert tt.dtype == np.uint64 and tt.flags.c_contiguous and not tt.any()
+
+
+def test_prefetch_reads_rows_of_one_and_two_dimensional_tables_without_changing_them():
+    from engine_server.search.memory import prefetch
+
+    @njit
+    def touch(a2, a1):
+        s = np.int64(0)
+        for i in range(a2.shape[0]):
+            prefetch(a2, i)
+            prefetch(a1, np.int64(a1.shape[0] - 1 - i))
+            s += np.int64(a2[i, 1]) + a1[i]
+        return s
+
+    a2 = np.arange(40, dtype=np.uint64).reshape(10, 4)
+    a1 = np.arange(10, dtype=np.int64)
+    before = (a2.copy(), a1.copy())
+    assert touch(a2, a1) == int(a2[:, 1].sum()) + 45
+    assert (a2 == before[0]).all() and (a1 == before[1]).all()
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError):
         E.solve(Position.start(), mode="score")

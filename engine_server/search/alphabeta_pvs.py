@@ -57,6 +57,7 @@ from .alphabeta_table import (
 )
 from .bounds import table_cut
 from .endgame_last import _around
+from .memory import NO_REFCOUNT, prefetch
 
 SCALE = 4                 # score units per disc
 RAW_SHIFT = 4             # evaluate_raw is in 1/64 disc: >> 4 gives quarter discs
@@ -99,10 +100,15 @@ _SIG = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.i
                    types.int64[::1], types.int64[::1], types.int64[:, ::1])
 
 
-@njit(_SIG, cache=True, nogil=True)
+@njit(_SIG, cache=True, nogil=True, **NO_REFCOUNT)
 def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     if _poll(ctl):
         return 0
+    i = _slot(keys, P, O)
+    if depth >= 2:
+        # the table is read below: ask for its lines now, while the moves are generated
+        prefetch(keys, i)
+        prefetch(data, i)
     moves = legal_moves(P, O)
     if moves == U0:
         if legal_moves(O, P) == U0:
@@ -140,7 +146,6 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     # transposition table
     hash_move = _NO_MOVE
     sel = ctl[SEL]
-    i = _slot(keys, P, O)
     d = data[i]
     if _holds(keys, data, i, P, O) and ((d >> _RULES_SHIFT) & 3) == rules:
         hash_move = (d >> _MOVE_SHIFT) & _M8
@@ -177,7 +182,16 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     best = -INF
     best_move = _NO_MOVE
     if depth >= ETC_DEPTH:
-        # enhanced transposition cutoff: a child the table already refutes enough
+        # enhanced transposition cutoff: a child the table already refutes enough; the
+        # children's lines are requested together first, so that their waits overlap
+        mm = moves
+        while mm != U0:
+            m = mm & (~mm + U1)
+            mm ^= m
+            f = flips(P, O, m)
+            j = _slot(keys, O ^ f, P ^ f ^ m)
+            prefetch(keys, j)
+            prefetch(data, j)
         mm = moves
         while mm != U0:
             m = mm & (~mm + U1)
@@ -220,6 +234,11 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
             f = flips(P, O, m)
             nP = O ^ f
             nO = P ^ f ^ m
+            if depth == 3:
+                # (deeper, the ETC above has asked for the children's lines already)
+                j = _slot(keys, nP, nO)
+                prefetch(keys, j)
+                prefetch(data, j)
             om = legal_moves(nP, nO)
             key = popcount(om) + popcount(om & _CORNERS) - 4 * np.int64((m & _CORNERS) != U0)
             if depth > SORT_MOBILITY_DEPTH:

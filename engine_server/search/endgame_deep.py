@@ -7,6 +7,7 @@ principal variation search."""
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, types
 
 from engine_server.eval.features import evaluate, evaluate_moves
@@ -31,6 +32,7 @@ from .endgame_table import (
     _NO_SQ,
     _UP_SHIFT,
     ABORTED,
+    FLIPS,
     GENERATION,
     INF,
     KEYS,
@@ -45,6 +47,7 @@ from .endgame_table import (
     _tt_probe,
     _tt_store,
 )
+from .memory import NO_REFCOUNT, prefetch
 
 SHARED_MIN = 10      # threads sharing a tree defer busy moves at nodes with this many empties
 ETC_MIN = 12         # nodes with at least this many empties look up their children first
@@ -69,7 +72,7 @@ _SIG_DEEP = types.int64(types.uint64, types.uint64, types.int64, types.int64, ty
                         types.int16[:, ::1])
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _any(P, O, alpha, beta, n, rules, tt, ctl, W):
     if n > SHALLOW:
         return _deep(P, O, alpha, beta, n, rules, tt, ctl, W)
@@ -84,7 +87,7 @@ def _corner_stability(X):
     return popcount(s)
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _order_key(P, O, m, f, odd):
     """Sort key of move ``m`` (flips ``f``): lower is tried first."""
     nP = O ^ f
@@ -98,7 +101,7 @@ def _order_key(P, O, m, f, odd):
     return key
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _probe(P, O, depth, alpha, beta, W, rules, ctl):
     """Fail-soft alpha-beta over the evaluation to ``depth`` (1/64 disc): a move's promise."""
     ctl[NODES] += 1
@@ -124,12 +127,14 @@ def _probe(P, O, depth, alpha, beta, W, rules, ctl):
     return best
 
 
-@njit(_SIG_DEEP, cache=True)
+@njit(_SIG_DEEP, cache=True, **NO_REFCOUNT)
 def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     ctl[NODES] += 1
     if ctl[NODES] > ctl[LIMIT]:
         ctl[ABORTED] = 1
         return 0
+    ti = _tt_index(tt, P, O)
+    prefetch(tt, ti)
     # Stable discs bound the score: the opponent's (standard) or our own (reversed rules) stay.
     X = P if rules == REVERSED else O
     if 64 - 2 * popcount(X) <= alpha:
@@ -143,7 +148,6 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
         return -_deep(O, P, -beta, -alpha, n, rules, tt, ctl, W)
     nodes0 = ctl[NODES]
     hash_move = _NO_SQ
-    ti = _tt_index(tt, P, O)
     j, d = _tt_probe(tt, ti, P, O, rules)
     if j >= 0:
         cut, v, alpha, beta = table_cut(((d >> _LO_SHIFT) & 255) - 64,
@@ -157,7 +161,14 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     best_move = _NO_SQ
 
     if n >= ETC_MIN:
-        # enhanced transposition cutoff: a child already known to refute beta
+        # enhanced transposition cutoff: a child already known to refute beta; the children's
+        # rows are requested together first, so that their memory latencies overlap
+        mm = moves
+        while mm != U0:
+            m = mm & (~mm + U1)
+            mm ^= m
+            f = flips(P, O, m)
+            prefetch(tt, _tt_index(tt, O ^ f, P ^ f ^ m))
         mm = moves
         while mm != U0:
             m = mm & (~mm + U1)
@@ -202,6 +213,8 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
             m = mm & (~mm + U1)
             mm ^= m
             f = flips(P, O, m)
+            if child_n > SHALLOW:
+                prefetch(tt, _tt_index(tt, O ^ f, P ^ f ^ m))
             if use_eval and probe_depth > 0:
                 key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
                     _probe(O ^ f, P ^ f ^ m, probe_depth, -big, big, W, rules, ctl)
@@ -212,6 +225,7 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
                 key = _order_key(P, O, m, f, odd)
             ctl[base + count] = lowest_square(m)
             ctl[base + KEYS + count] = key
+            ctl[base + FLIPS + count] = np.int64(f)
             count += 1
 
     # threads sharing the tree (ABDADA): a move another thread is searching goes after the
@@ -228,15 +242,17 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
                 if ctl[base + KEYS + t] < ctl[base + KEYS + k]:
                     k = t
             sq = ctl[base + k]
+            f = U(ctl[base + FLIPS + k])
             if k != i:
                 ctl[base + k] = ctl[base + i]
                 ctl[base + KEYS + k] = ctl[base + KEYS + i]
+                ctl[base + FLIPS + k] = ctl[base + FLIPS + i]
                 ctl[base + i] = sq
         else:
             sq = ctl[base + i]
+            f = flips(P, O, U1 << U(sq))
         i += 1
         m = U1 << U(sq)
-        f = flips(P, O, m)
         nP = O ^ f
         nO = P ^ f ^ m
         if shared:

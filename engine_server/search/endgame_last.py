@@ -10,6 +10,7 @@ from numba import njit
 from engine_server.game.bitboard import U0, U1, U, disc_score, flips, lowest_square, popcount
 
 from .endgame_table import NODES
+from .memory import NO_REFCOUNT
 
 NO_MOVE = -1000      # "the side to move has no legal move" from the side solvers
 
@@ -93,7 +94,7 @@ def _count_last_flips(X, sq):
     return _COUNT[c, row] + _COUNT[r, col] + _COUNT[c, d1] + _COUNT[c, d2]
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _last1(P, O, m, rules):
     """Score of the last empty ``m`` (a single bit): only flips need counting."""
     sq = lowest_square(m)
@@ -108,7 +109,7 @@ def _last1(P, O, m, rules):
     return disc_score(popcount(P), popcount(O), rules)
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _side2(P, O, alpha, beta, a, b, rules):
     # Side to move plays one of the two empties a, b; NO_MOVE when it has neither.
     best = NO_MOVE
@@ -125,7 +126,7 @@ def _side2(P, O, alpha, beta, a, b, rules):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _solve2(P, O, alpha, beta, rules, ctl):
     ctl[NODES] += 1
     E = ~(P | O)
@@ -140,7 +141,7 @@ def _solve2(P, O, alpha, beta, rules, ctl):
     return disc_score(popcount(P), popcount(O), rules)
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _child2(P, O, alpha, beta, a, b, rules, ctl):
     # A position with exactly the empties a and b (single bits), solved for the side to move.
     ctl[NODES] += 1
@@ -153,7 +154,7 @@ def _child2(P, O, alpha, beta, a, b, rules, ctl):
     return disc_score(popcount(P), popcount(O), rules)
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _side3(P, O, alpha, beta, a, b, c, rules, ctl):
     best = NO_MOVE
     f = flips(P, O, a)
@@ -200,7 +201,7 @@ def _odd_quadrants(E):
     return odd
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _solve3(P, O, alpha, beta, rules, ctl):
     ctl[NODES] += 1
     E = ~(P | O)

@@ -30,6 +30,7 @@ from .endgame_last import (
     _solve3,
 )
 from .endgame_table import INF, NODES
+from .memory import NO_REFCOUNT
 
 SHALLOW = 6          # nodes with at most this many empties skip the table and the sorting
 
@@ -54,7 +55,7 @@ def _full_line(occ, s, lo_mask, hi_mask):
     return ~e
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _stable(X, occ):
     """Discs of X that can never be flipped (corner-anchored chains and full lines)."""
     # A disc cannot be flipped along a line that is full, that leaves the board next to it, or
@@ -82,7 +83,7 @@ _SIG_SHALLOW = types.int64(types.uint64, types.uint64, types.int64, types.int64,
                            types.int64, types.int64[::1])
 
 
-@njit(_SIG_SHALLOW, cache=True)
+@njit(_SIG_SHALLOW, cache=True, **NO_REFCOUNT)
 def _shallow(P, O, alpha, beta, n, rules, ctl):
     ctl[NODES] += 1
     # stability cutoff, as in _deep: cheap enough to pay off down to 4 empties
@@ -127,7 +128,7 @@ def _shallow(P, O, alpha, beta, n, rules, ctl):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _small(P, O, alpha, beta, n, rules, ctl):
     """Solve a node with at most SHALLOW empties (no table, no node budget)."""
     if n > 3:

@@ -20,8 +20,9 @@ BEST = 3
 GENERATION = 4
 SHARED = 5           # nonzero: other threads search the same tree (busy marks, ABDADA)
 SCRATCH = 16
-KEYS = 64            # per ply: up to 64 moves, then their sort keys
-SLOT = 2 * KEYS
+KEYS = 64            # per ply: up to 64 moves, then their sort keys, then their flips
+FLIPS = 2 * KEYS
+SLOT = 3 * KEYS
 CTL_SIZE = SCRATCH + 65 * SLOT  # plies are indexed by empties (0..63) and 64 for the root
 
 # tt (uint64 array, shape (size + BUSY_ROWS, 4)) columns: the position (each word xor-ed with
@@ -140,4 +141,8 @@ def new_table(bits: int = DEFAULT_TABLE_BITS) -> np.ndarray:
     the busy marks of threads sharing it."""
     if not 4 <= bits <= 30:
         raise ValueError(f"table bits must be in 4..30, got {bits}")
-    return np.zeros(((1 << bits) + BUSY_ROWS, 4), dtype=np.uint64)
+    rows = (1 << bits) + BUSY_ROWS
+    # a bucket (two rows of 32 bytes) on one cache line: one memory access a probe, not two
+    raw = np.zeros(rows * 4 + 8, dtype=np.uint64)
+    skip = (-raw.ctypes.data % 64) // 8
+    return raw[skip:skip + rows * 4].reshape(rows, 4)
