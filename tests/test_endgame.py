@@ -272,6 +272,37 @@ def test_solve_root_is_callable_from_numba(ffo_easy):
     assert ctl[E.ABORTED] == 1
 
 
+def _full_lines_by_walking(occ: int) -> tuple[int, ...]:
+    # every line of each direction walked square by square: full when no square is empty
+    out = []
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        full = 0
+        for x in range(64):
+            r, c = divmod(x, 8)
+            while 0 <= r - dr < 8 and 0 <= c - dc < 8:
+                r, c = r - dr, c - dc
+            line = []
+            while 0 <= r < 8 and 0 <= c < 8:
+                line.append(8 * r + c)
+                r, c = r + dr, c + dc
+            if all(occ >> y & 1 for y in line):
+                full |= 1 << x
+        out.append(full)
+    return tuple(out)
+
+
+def test_full_lines_are_the_lines_without_an_empty_square():
+    rng = np.random.default_rng(5)
+    bit = np.uint64(1) << np.arange(64, dtype=np.uint64)
+    cases = [0, (1 << 64) - 1, (1 << 64) - 1 - (1 << 27), 0xFF00FF00FF00FF00, 0x8040201008040201]
+    for density in (0.7, 0.9, 0.97, 0.99):
+        for _ in range(60):
+            cases.append(int(bit[rng.random(64) < density].sum(dtype=np.uint64)))
+    for occ in cases:
+        got = tuple(int(x) for x in E._full_lines(np.uint64(occ)))
+        assert got == _full_lines_by_walking(occ), hex(occ)
+
+
 def test_table_buckets_start_on_cache_lines():
     # a probe reads a bucket of two 32-byte rows: aligned, that is one line of memory, not two
     for bits in (4, 12, 16):
