@@ -313,7 +313,7 @@ def test_table_buckets_start_on_cache_lines():
 
 
 def test_prefetch_reads_rows_of_one_and_two_dimensional_tables_without_changing_them():
-    from engine_server.search.memory import prefetch
+    from engine_server.game.memory import prefetch
 
     @njit
     def touch(a2, a1):

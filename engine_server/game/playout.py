@@ -17,9 +17,10 @@ from .bitboard import (
     popcount,
     rng_next,
 )
+from .memory import NO_REFCOUNT
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def random_playout(P, O, rng):
     """Play uniformly random moves to the end of the game.
 
@@ -51,7 +52,7 @@ def random_playout(P, O, rng):
     return popcount(P), popcount(O), plies
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def random_games_from_start(games, rng):
     """``games`` random playouts from the start position (the benchmark of the C reference).
 

@@ -21,6 +21,7 @@ from engine_server.game.bitboard import (
     lowest_square,
     popcount,
 )
+from engine_server.game.memory import NO_REFCOUNT, prefetch
 
 from .alphabeta_probcut import MPC_MIN_DEPTH, PC_MAX_NEST, SEL_EXACT, _shallow
 from .alphabeta_table import (
@@ -57,7 +58,6 @@ from .alphabeta_table import (
 )
 from .bounds import table_cut
 from .endgame_last import _around
-from .memory import NO_REFCOUNT, prefetch
 
 SCALE = 4                 # score units per disc
 RAW_SHIFT = 4             # evaluate_raw is in 1/64 disc: >> 4 gives quarter discs

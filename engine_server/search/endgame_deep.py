@@ -22,6 +22,7 @@ from engine_server.game.bitboard import (
     lowest_square,
     popcount,
 )
+from engine_server.game.memory import NO_REFCOUNT, prefetch
 
 from .bounds import table_cut
 from .endgame_last import _S1, _S8, _around, _odd_quadrants
@@ -47,7 +48,6 @@ from .endgame_table import (
     _tt_probe,
     _tt_store,
 )
-from .memory import NO_REFCOUNT, prefetch
 
 SHARED_MIN = 10      # threads sharing a tree defer busy moves at nodes with this many empties
 ETC_MIN = 12         # nodes with at least this many empties look up their children first

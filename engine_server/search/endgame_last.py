@@ -8,9 +8,9 @@ import numpy as np
 from numba import njit
 
 from engine_server.game.bitboard import U0, U1, U, disc_score, flips, lowest_square, popcount
+from engine_server.game.memory import NO_REFCOUNT
 
 from .endgame_table import NODES
-from .memory import NO_REFCOUNT
 
 NO_MOVE = -1000      # "the side to move has no legal move" from the side solvers
 

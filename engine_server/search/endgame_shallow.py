@@ -16,6 +16,7 @@ from engine_server.game.bitboard import (
     legal_moves,
     popcount,
 )
+from engine_server.game.memory import NO_REFCOUNT
 
 from .endgame_last import (
     _NOT_A,
@@ -30,7 +31,6 @@ from .endgame_last import (
     _solve3,
 )
 from .endgame_table import INF, NODES
-from .memory import NO_REFCOUNT
 
 SHALLOW = 6          # nodes with at most this many empties skip the table and the sorting
 

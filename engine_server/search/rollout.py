@@ -42,6 +42,7 @@ from engine_server.game.bitboard import (
     popcount,
     rng_next,
 )
+from engine_server.game.memory import NO_REFCOUNT
 from engine_server.game.valuemaps import C_SQUARES, CORNERS, X_SQUARES
 
 RANDOM = 0
@@ -104,7 +105,7 @@ def _keep_best(v, m, best, chosen, count, rng):
     return best, chosen, count
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def pick_table(moves, table, rng):
     best = -1 << 60
     count = 0
@@ -174,7 +175,7 @@ def pick_move(P, O, moves, policy, bad, rules, table, rng):
     return pick_heuristic(P, O, moves, rules, rng)
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def rollout(P, O, policy, rules, table, rng):
     """Play to the end with ``policy``; returns the final ``(mine, theirs)`` of the starting
     side."""
@@ -197,7 +198,7 @@ def rollout(P, O, policy, rules, table, rng):
     return popcount(P), popcount(O)
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def choose_move(P, O, policy, rules, table, rng):
     """One move of a rollout policy as a square index (64 = pass, -1 = game over)."""
     moves = legal_moves(P, O)
@@ -218,7 +219,7 @@ def table_for(policy_name: str, rules: int) -> np.ndarray:
     return np.zeros(64, dtype=np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def policy_games(P, O, black, white, rules, games, table, rng):
     """``games`` games from (P, O) with black to move, black playing ``black`` and white
     ``white`` (policy ids), as seed 004's Table 1 pits its playout policies against each other.

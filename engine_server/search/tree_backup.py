@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from engine_server.game.memory import NO_REFCOUNT
+
 from .tree_nodes import (
     FIRST,
     FLAGS,
@@ -33,7 +35,7 @@ def _add_result(stats, i, z, margin):
     stats[i, MARGIN] += margin
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def backup(links, stats, node, z, margin, mobility, root):
     """Add one result along the path ``node .. root``; ``z`` is for the mover into ``node``."""
     i = node
@@ -75,7 +77,7 @@ def proven_margin(stats, i):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def set_bounds(links, stats, node, lo, hi):
     """Intersect ``node``'s bounds with a new proven pair (mover-into view).  True if tighter."""
     lo = max(lo, stats[node, LO])
@@ -94,7 +96,7 @@ def set_bounds(links, stats, node, lo, hi):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def prove_up(links, stats, node, root):
     """Score-bounded back-up: after ``node``'s bounds changed, tighten its ancestors.
 
@@ -117,7 +119,7 @@ def prove_up(links, stats, node, root):
         i = p
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def settled(links, stats, node):
     """A solved, expanded node one of whose children is proven to reach its value (a root
     solved before its children were known is not settled: there is no move to play yet)."""

@@ -8,6 +8,7 @@ import numpy as np
 from numba import njit
 
 from engine_server.game.bitboard import legal_moves, popcount
+from engine_server.game.memory import NO_REFCOUNT
 
 from .endgame import ABORTED, LIMIT, NODES, solve_root
 from .tree_backup import backup, prove_up, proven_margin, proven_z, set_bounds, settled
@@ -44,7 +45,7 @@ def _solvable(bbs, links, node, solve_k):
     return 64 - popcount(bbs[node, 0] | bbs[node, 1]) <= solve_k
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _solve_leaf(bbs, links, stats, node, rules, budget, tt, ctl):
     """Endgame solve of an unexpanded leaf within ``budget`` nodes; True when it tightened the
     node's bounds.
@@ -180,7 +181,7 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
     return iters, playouts, STATUS_OK
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _children_unvisited(links, stats, node):
     first = links[node, FIRST]
     for i in range(first, first + links[node, NCHILD]):

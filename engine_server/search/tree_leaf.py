@@ -10,13 +10,14 @@ from numba import njit
 
 from engine_server.eval.features import evaluate_raw
 from engine_server.game.bitboard import REVERSED, disc_score
+from engine_server.game.memory import NO_REFCOUNT
 
 from .rollout import rollout
 from .tree_nodes import FIRST, MOVE, NCHILD, PRIOR
 from .tree_options import REWARD_RATIO, SELECT_PUCT
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _reward(mine, theirs, cfg):
     """``(z, margin)`` for the side owning ``mine`` at the end of a game."""
     rules = cfg.rules
@@ -30,7 +31,7 @@ def _reward(mine, theirs, cfg):
     return z, float(score)
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _eval_value(P, O, cfg, W):
     """``(z, margin)`` of the pattern evaluation for the side to move at (P, O)."""
     margin = evaluate_raw(P, O, W) / 64.0
@@ -41,7 +42,7 @@ def _eval_value(P, O, cfg, W):
     return z, margin
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def simulate(bbs, node, cfg, table, rng, W):
     """One leaf value for ``node``: ``(z, margin)`` for the player who moved into ``node``.
 
@@ -59,7 +60,7 @@ def simulate(bbs, node, cfg, table, rng, W):
     return -z, -margin
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def eval_priors(bbs, links, stats, node, cfg, W):
     """Children's priors from the pattern evaluation: a softmax over the children's values
     (for the side to move at ``node``) at ``cfg.eval_scale`` discs per unit."""
@@ -81,7 +82,7 @@ def eval_priors(bbs, links, stats, node, cfg, W):
         stats[i, PRIOR] /= total
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def set_priors(bbs, links, stats, node, cfg, table, W):
     """Priors of a freshly expanded node: from the evaluation when it is on, else the table."""
     if cfg.eval > 0.0:
@@ -90,14 +91,14 @@ def set_priors(bbs, links, stats, node, cfg, table, W):
         table_priors(links, stats, node, table)
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def uses_priors(cfg):
     """Whether expansion sets priors: progressive bias always, PUCT when the evaluation gives
     them (the driver asks too, for the root it expands itself)."""
     return cfg.bias > 0.0 or (cfg.eval > 0.0 and cfg.select == SELECT_PUCT)
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def table_priors(links, stats, node, table):
     """Children's priors from the square table, scaled to [0, 1] among the siblings (a pass or
     equal values: all 1), for progressive bias."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from engine_server.game.memory import NO_REFCOUNT
+
 from .tree_backup import _add_result, _mean
 from .tree_leaf import simulate
 from .tree_nodes import (
@@ -23,7 +25,7 @@ from .tree_nodes import (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _minmax_pick_root_child(links, stats, root):
     first = links[root, FIRST]
     best = -1
@@ -35,7 +37,7 @@ def _minmax_pick_root_child(links, stats, root):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _minmax_backup(links, stats, target, top, root, z, margin):
     """Alg. 3.3 compares each layer's nodes by their own n playouts, so a playout counts only at
     its start node; the root child and the root just count the work (for scheduling and the
@@ -51,7 +53,7 @@ def _minmax_backup(links, stats, target, top, root, z, margin):
         margin = -margin
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _minmax_iteration(bbs, links, stats, meta, cfg, table, rng, W):
     """One step of seed 000 Alg. 3.3 on the tree.  Returns (playouts, status)."""
     root = meta[ROOT]

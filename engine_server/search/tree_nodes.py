@@ -8,6 +8,7 @@ import numpy as np
 from numba import njit
 
 from engine_server.game.bitboard import PASS, U0, U1, flips, legal_moves, popcount
+from engine_server.game.memory import NO_REFCOUNT
 
 # links columns
 PARENT, FIRST, NCHILD, MOVE, FLAGS = 0, 1, 2, 3, 4
@@ -40,7 +41,7 @@ def new_tree(capacity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     return bbs, links, stats, meta
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def init_root(bbs, links, stats, meta, P, O):
     bbs[0, 0] = P
     bbs[0, 1] = O
@@ -57,7 +58,7 @@ def init_root(bbs, links, stats, meta, P, O):
     meta[ROOT] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def expand(bbs, links, stats, meta, node):
     """Create all children of ``node`` (a pass is an explicit child).  False when out of room."""
     P = bbs[node, 0]
@@ -114,7 +115,7 @@ def _init_child(links, stats, i, parent, move, prior):
     stats[i, HI] = MAX_MARGIN
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def _is_terminal(bbs, node):
     P = bbs[node, 0]
     O = bbs[node, 1]

@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from engine_server.game.bitboard import S32, U, rng_next
+from engine_server.game.memory import NO_REFCOUNT
 
 from .tree_backup import _any_open, _best_lo, _mean, _pruned
 from .tree_nodes import FIRST, FLAGS, MAX_MARGIN, NCHILD, PRIOR, PROVEN_CHILD, W2, N, W
@@ -148,6 +149,6 @@ def _select_ocba(links, stats, first, count, cfg):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, **NO_REFCOUNT)
 def rng_pick(rng, n):
     return np.int64(((rng_next(rng) >> S32) * U(n)) >> S32)
