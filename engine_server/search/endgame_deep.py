@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
-from engine_server.eval.features import evaluate, evaluate_moves
+from engine_server.eval.features import evaluate_moves
 from engine_server.game.bitboard import (
     REVERSED,
     U0,
@@ -87,18 +87,23 @@ def _corner_stability(X):
     return popcount(s)
 
 
-@njit(cache=True, **NO_REFCOUNT)
-def _order_key(P, O, m, f, odd):
-    """Sort key of move ``m`` (flips ``f``): lower is tried first."""
-    nP = O ^ f
-    nO = P ^ f ^ m
-    replies = legal_moves(nP, nO)
+@njit(cache=True, inline="always")
+def _child_key(nP, nO, m, odd, replies):
+    # _order_key's key of the move m to (nP, nO), whose side to move has the moves ``replies``
     key = (popcount(replies) + popcount(replies & _CORNERS)) << 12
     key += popcount(_around(nO) & ~(nP | nO)) << 4
     key -= _corner_stability(nO) << 8
     if m & odd:
         key -= 8
     return key
+
+
+@njit(cache=True, **NO_REFCOUNT)
+def _order_key(P, O, m, f, odd):
+    """Sort key of move ``m`` (flips ``f``): lower is tried first."""
+    nP = O ^ f
+    nO = P ^ f ^ m
+    return _child_key(nP, nO, m, odd, legal_moves(nP, nO))
 
 
 @njit(cache=True, **NO_REFCOUNT)
@@ -219,8 +224,12 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
                 key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
                     _probe(O ^ f, P ^ f ^ m, probe_depth, -big, big, W, rules, ctl)
             elif use_eval:
-                key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
-                    evaluate(O ^ f, P ^ f ^ m, W)
+                # the replies serve the key and the evaluation's mobility term alike
+                nP = O ^ f
+                nO = P ^ f ^ m
+                replies = legal_moves(nP, nO)
+                key = _child_key(nP, nO, m, odd, replies) + EVAL_ORDER_WEIGHT * \
+                    evaluate_moves(nP, nO, W, replies)
             else:
                 key = _order_key(P, O, m, f, odd)
             ctl[base + count] = lowest_square(m)
