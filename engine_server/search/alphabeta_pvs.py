@@ -104,9 +104,10 @@ _SIG = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.i
 def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     if _poll(ctl):
         return 0
-    i = _slot(keys, P, O)
+    i = 0
     if depth >= 2:
         # the table is read below: ask for its lines now, while the moves are generated
+        i = _slot(keys, P, O)
         prefetch(keys, i)
         prefetch(data, i)
     moves = legal_moves(P, O)
