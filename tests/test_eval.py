@@ -11,6 +11,7 @@ from engine_server.agents import AgentSpecError, make_agent
 from engine_server.eval import features as F
 from engine_server.eval import weights as wts
 from engine_server.game import REVERSED, STANDARD, Game
+from engine_server.game.bitboard import flips, legal_moves
 
 from .second_process import run_probe
 
@@ -56,6 +57,56 @@ def test_merged_tables_give_exactly_the_evaluation(rules):
         F.evaluate_fast_batch(Ps, Os, E, got)
         assert np.array_equal(want, got)
     assert sum(len(r) for r in F.READ_IMAGES) == 46  # reads instead of 8 * 11
+
+
+
+def _children(P, O):
+    moves = int(legal_moves(P, O))
+    for sq in range(64):
+        if moves >> sq & 1:
+            m = np.uint64(1 << sq)
+            f = np.uint64(flips(P, O, m))
+            yield sq, f, np.uint64(O ^ f), np.uint64(P ^ f ^ m)
+
+
+@pytest.mark.parametrize("rules", [STANDARD, REVERSED])
+def test_children_evaluated_from_their_parents_indices_equal_full_reads(rules):
+    """The search evaluates a node's children from one child read in full: turned into the
+    node's reply view, each further child is a few additions.  Every child's indices and value
+    must be what a full read gives, on random weights too (each slot its own entry)."""
+    pos = random_positions(1500, seed=31 + rules)
+    rng = np.random.default_rng(7 + rules)
+    for W in (wts.default_weights(rules),
+              rng.integers(-300, 300, size=(F.N_STAGES, F.N_WEIGHTS)).astype(np.int32)):
+        E = F.eval_tables(W)
+        buf = np.zeros(2 * F.N_READS, np.int64)
+        ref = np.zeros(F.N_READS, np.int64)
+        checked = 0
+        for P, O in pos:
+            kids = list(_children(P, O))
+            for k, (sq, f, nP, nO) in enumerate(kids):
+                if k == 0:
+                    F.read_indices(nP, nO, buf, 0)
+                    got = buf[:F.N_READS].copy()
+                    F.to_reply_view(buf, 0, sq, f)
+                else:
+                    F.child_indices(buf, 0, F.N_READS, sq, f)
+                    got = buf[F.N_READS:].copy()
+                F.read_indices(nP, nO, ref, 0)
+                assert np.array_equal(got, ref), (hex(P), hex(O), sq)
+                own = np.uint64(legal_moves(nP, nO))
+                w = E[F.stage_of(64 - bin(int(nP | nO)).count("1"), E.shape[0])]
+                v = F.evaluate_indices(got, 0, w, own, np.uint64(legal_moves(nO, nP)))
+                assert v == F.evaluate_moves(nP, nO, E, own)
+                checked += 1
+        assert checked > 10000
+    # the reply view of a node is its own read with the sides swapped
+    P, O = pos[40]
+    (sq, f, nP, nO), = list(_children(P, O))[:1]
+    F.read_indices(nP, nO, buf, 0)
+    F.to_reply_view(buf, 0, sq, f)
+    F.read_indices(O, P, ref, 0)
+    assert np.array_equal(buf[:F.N_READS], ref)
 
 
 @pytest.mark.parametrize("stages", [30, 60])

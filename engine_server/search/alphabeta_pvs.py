@@ -9,7 +9,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
-from engine_server.eval.features import evaluate_moves, evaluate_raw
+from engine_server.eval.features import (
+    N_READS,
+    child_indices,
+    evaluate_indices,
+    evaluate_moves,
+    evaluate_raw,
+    read_indices,
+    stage_of,
+    to_reply_view,
+)
 from engine_server.game import PASS
 from engine_server.game.bitboard import (
     U0,
@@ -36,6 +45,7 @@ from .alphabeta_table import (
     _SEL_SHIFT,
     _UP_SHIFT,
     ABORTED,
+    FEAT,
     GEN,
     HALT,
     INF,
@@ -67,17 +77,41 @@ _CORNERS = U(0x8100000000000081)
 SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
 ETC_DEPTH = 4             # from this depth children are looked up in the table first
 DEFER_DEPTH = 5           # threads sharing a search (ctl[SHARED]) defer busy moves from here
+# a ply's slot holds its moves and keys (130 words), then the reply view and one child's indices
+assert FEAT >= 130 and FEAT + 2 * N_READS <= SLOT
 
 
 @njit(cache=True, inline="always")
-def _leaf(P, O, W, moves):
-    """The evaluation in score units; ``moves``: the mover's legal moves."""
-    e = evaluate_moves(P, O, W, moves) >> RAW_SHIFT
+def _clamp(e):
     if e > EVAL_MAX:
         return EVAL_MAX
     if e < -EVAL_MAX:
         return -EVAL_MAX
     return e
+
+
+@njit(cache=True, inline="always")
+def _leaf(P, O, W, moves):
+    """The evaluation in score units; ``moves``: the mover's legal moves."""
+    return _clamp(evaluate_moves(P, O, W, moves) >> RAW_SHIFT)
+
+
+@njit(cache=True, inline="always")
+def _child_eval(ctl, fb, have, w, m, f, nP, nO, om):
+    """The evaluation of the child (nP, nO) reached by move ``m`` flipping ``f`` (1/64 disc).
+    ``have``: 0 for the node's first child, read in full into ``ctl[fb:]``; then the last
+    child's move (square + 1) and flips, in ``ctl[fb - 2:fb]``, say how to turn that into the
+    node's reply view (``-1`` once done), from which each further child is a few additions.
+    Returns the value and the new ``have``."""
+    if have == 0:
+        read_indices(nP, nO, ctl, fb)
+        ctl[fb - 2] = lowest_square(m)
+        ctl[fb - 1] = np.int64(f)
+        return evaluate_indices(ctl, fb, w, om, legal_moves(nO, nP)), 1
+    if have == 1:
+        to_reply_view(ctl, fb, ctl[fb - 2], U(ctl[fb - 1]))
+    child_indices(ctl, fb, fb + N_READS, lowest_square(m), f)
+    return evaluate_indices(ctl, fb + N_READS, w, om, legal_moves(nO, nP)), 2
 
 
 @njit(cache=True, inline="always")
@@ -118,8 +152,12 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     if depth <= 0:
         return _leaf(P, O, W, moves)
     if depth == 1:
-        # children are leaves: score them directly (a table costs more than it saves here)
+        # children are leaves: score them directly (a table costs more than it saves here),
+        # each from the last one's pattern indices
         best = -INF
+        fb = SCRATCH + ply * SLOT + FEAT
+        w = W[stage_of(63 - popcount(P | O), W.shape[0])]
+        have = 0
         while moves != U0:
             m = moves & (~moves + U1)
             moves ^= m
@@ -131,7 +169,8 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
                 # a leaf with moves, scored here: what the call below would do, without the call
                 if _poll(ctl):
                     return 0
-                v = -_leaf(nP, nO, W, om)
+                e, have = _child_eval(ctl, fb, have, w, m, f, nP, nO, om)
+                v = -_clamp(e >> RAW_SHIFT)
             else:
                 # depth - 1, never a literal 0: a recursive call typed with a literal argument
                 # breaks numba's cache in the next process (numba #6061)
@@ -227,6 +266,9 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     # (a move of the opponent ~ 4 discs)
     base = SCRATCH + ply * SLOT
     n = 0
+    fb = base + FEAT
+    w = W[stage_of(63 - popcount(P | O), W.shape[0])]
+    have = 0
     if alpha < beta:
         mm = moves
         while mm != U0:
@@ -243,7 +285,8 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
             om = legal_moves(nP, nO)
             key = popcount(om) + popcount(om & _CORNERS) - 4 * np.int64((m & _CORNERS) != U0)
             if depth > SORT_MOBILITY_DEPTH:
-                key = 256 * key + evaluate_moves(nP, nO, W, om)
+                e, have = _child_eval(ctl, fb, have, w, m, f, nP, nO, om)
+                key = 256 * key + e
             else:
                 key = 4 * key + min(popcount(_around(nO) & ~(nP | nO)), 31)
             j = n

@@ -17,7 +17,8 @@ NODES, LIMIT, ABORTED, STOP, GEN, ROOT_BEST, ROOT_SCORE, ROOT_DONE, SEL, PC_NEST
     SHARED = range(12)
 SCRATCH = 16
 MAX_PLY = 96
-SLOT = 128                # per ply: up to 64 moves, then their keys
+SLOT = 224                # per ply: up to 64 moves, their keys, then the children's evaluation:
+FEAT = 130                # the first child's move and flips, then two sets of pattern indices
 CTL_SIZE = SCRATCH + MAX_PLY * SLOT
 POLL = 1023
 
