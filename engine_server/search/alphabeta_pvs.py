@@ -74,6 +74,14 @@ RAW_SHIFT = 4             # evaluate_raw is in 1/64 disc: >> 4 gives quarter dis
 EVAL_MAX = 64 * SCALE - 1  # an evaluation never claims a certain wipe-out
 
 _CORNERS = U(0x8100000000000081)
+# The order a depth-1 node tries its moves in, which decides how many leaves it evaluates
+# before a cutoff: corners, the other edge squares, the inner squares, then the squares next
+# to a corner (C, then X).  To depth 16 at 74% on the 50 midgame positions: 29.7M nodes
+# against 33.2M in square order (docs/search.md).
+_XC = U(0x42C300000000C342)
+_LEAF_EDGE = U(0xFF818181818181FF) & ~_CORNERS & ~_XC
+_LEAF_INNER = ~U(0xFF818181818181FF) & ~_XC
+_LEAF_C = U(0x4281000000008142)
 SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
 ETC_DEPTH = 4             # from this depth children are looked up in the table first
 DEFER_DEPTH = 5           # threads sharing a search (ctl[SHARED]) defer busy moves from here
@@ -115,6 +123,21 @@ def _child_eval(ctl, fb, have, w, m, f, nP, nO, om):
 
 
 @njit(cache=True, inline="always")
+def _next_leaf_move(moves):
+    """The move (a bit) a depth-1 node tries next among ``moves``."""
+    c = moves & _CORNERS
+    if c == U0:
+        c = moves & _LEAF_EDGE
+        if c == U0:
+            c = moves & _LEAF_INNER
+            if c == U0:
+                c = moves & _LEAF_C
+                if c == U0:
+                    c = moves
+    return c & (~c + U1)
+
+
+@njit(cache=True, inline="always")
 def _final(P, O, rules):
     return SCALE * disc_score(popcount(P), popcount(O), rules)
 
@@ -153,13 +176,13 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
         return _leaf(P, O, W, moves)
     if depth == 1:
         # children are leaves: score them directly (a table costs more than it saves here),
-        # each from the last one's pattern indices
+        # each from the pattern indices of the one before
         best = -INF
         fb = SCRATCH + ply * SLOT + FEAT
         w = W[stage_of(63 - popcount(P | O), W.shape[0])]
         have = 0
         while moves != U0:
-            m = moves & (~moves + U1)
+            m = _next_leaf_move(moves)
             moves ^= m
             f = flips(P, O, m)
             nP = O ^ f
