@@ -87,7 +87,7 @@ SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
 ETC_DEPTH = 4             # from this depth children are looked up in the table first
 DEFER_DEPTH = 5           # threads sharing a search (ctl[SHARED]) defer busy moves from here
 # a ply's slot holds its moves and keys (130 words), then the reply view and one child's indices
-assert FEAT >= 130 and FEAT + 2 * N_READS <= KILLER < SLOT
+assert FEAT >= 130 and FEAT + 2 * N_READS <= KILLER and KILLER + 2 <= SLOT
 
 
 @njit(cache=True, inline="always")
@@ -182,13 +182,17 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
         fb = SCRATCH + ply * SLOT + FEAT
         w = W[stage_of(63 - popcount(P | O), W.shape[0])]
         have = 0
-        # the move that cut the last depth-1 node at this ply first (a killer move), if legal
+        # the last two moves that cut a depth-1 node at this ply first (killer moves), if legal
         ks = SCRATCH + ply * SLOT + KILLER
         killer = (U1 << U(ctl[ks])) & moves
+        killer2 = (U1 << U(ctl[ks + 1])) & moves
         while moves != U0:
             if killer != U0:
                 m = killer
                 killer = U0
+            elif (killer2 & moves) != U0:
+                m = killer2
+                killer2 = U0
             else:
                 m = _next_leaf_move(moves)
             moves ^= m
@@ -212,7 +216,10 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
                 if v > alpha:
                     alpha = v
                     if alpha >= beta:
-                        ctl[ks] = lowest_square(m)
+                        sq = lowest_square(m)
+                        if sq != ctl[ks]:
+                            ctl[ks + 1] = ctl[ks]
+                            ctl[ks] = sq
                         break
         return 0 if ctl[ABORTED] != 0 else best
     # transposition table

@@ -19,7 +19,7 @@ SCRATCH = 16
 MAX_PLY = 96
 SLOT = 224                # per ply: up to 64 moves, their keys, then the children's evaluation:
 FEAT = 130                # the first child's move and flips, then two sets of pattern indices
-KILLER = 222              # the last move that cut at a depth-1 node of this ply
+KILLER = 222              # the last two moves that cut at a depth-1 node of this ply
 CTL_SIZE = SCRATCH + MAX_PLY * SLOT
 POLL = 1023
 
