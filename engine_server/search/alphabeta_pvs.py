@@ -110,10 +110,11 @@ def _leaf(P, O, W, moves):
 @njit(cache=True, inline="always")
 def _child_eval(ctl, fb, have, w, m, f, nP, nO, om):
     """The evaluation of the child (nP, nO) reached by move ``m`` flipping ``f`` (1/64 disc).
-    ``have``: 0 for the node's first child, read in full into ``ctl[fb:]``; then the last
-    child's move (square + 1) and flips, in ``ctl[fb - 2:fb]``, say how to turn that into the
-    node's reply view (``-1`` once done), from which each further child is a few additions.
-    Returns the value and the new ``have``."""
+    ``have`` 0: the node's first child, read in full into ``ctl[fb:]``, its square and flips
+    kept in ``ctl[fb - 2:fb]``.  ``have`` 1: the second child, which first turns those indices
+    into the node's reply view.  ``have`` 2: the view is there; a child is a few additions
+    away from it.  Returns the value and the new ``have``.  A node that cuts at its first child
+    pays a full read, as before, and the stores."""
     if have == 0:
         read_indices(nP, nO, ctl, fb)
         ctl[fb - 2] = lowest_square(m)
@@ -129,7 +130,7 @@ def _child_eval(ctl, fb, have, w, m, f, nP, nO, om):
 def _next_leaf_move(moves, rules):
     """The move (a bit) a depth-1 node tries next among ``moves``."""
     if rules == REVERSED:
-        # where fewer discs win, a corner is a liability: inner squares first, corners last
+        # where fewer discs win, corner moves rarely refute (measured): inner squares first
         c = moves & _LEAF_INNER
         if c == U0:
             c = moves & _LEAF_EDGE
