@@ -344,29 +344,26 @@ def _edge_lines(p, o, T, w):
             + w[150903 + _row(p, o, T, 3)])
 
 
+@njit(cache=True, inline="always")
+def _images(x):
+    """Images 1-7 of ``x`` (``symmetry``'s numbering) from one transpose and two mirrors:
+    flipping the rows is a byte swap, and transpose(flip(x)) = mirror(transpose(x)),
+    transpose(mirror(x)) = flip(transpose(x))."""
+    x2 = mirror_horizontal(x)
+    x4 = transpose(x)
+    x5 = mirror_horizontal(x4)
+    return (flip_vertical(x), x2, flip_vertical(x2), x4, x5, flip_vertical(x4),
+            flip_vertical(x5))
+
+
 @njit(cache=True)
 def evaluate_moves(P, O, E, own_moves):
     """:func:`evaluate_raw`'s value from the tables of :func:`eval_tables`; ``own_moves`` is
     ``legal_moves(P, O)``, which a search has at hand."""
     w = E[stage_of(64 - popcount(P | O), E.shape[0])]
     T = _T
-    # The eight images from one transpose and two mirrors a side: flipping the rows is a byte
-    # swap, and transpose(flip(x)) = mirror(transpose(x)), transpose(mirror(x)) =
-    # flip(transpose(x)).
-    P1 = flip_vertical(P)
-    O1 = flip_vertical(O)
-    P2 = mirror_horizontal(P)
-    O2 = mirror_horizontal(O)
-    P3 = flip_vertical(P2)
-    O3 = flip_vertical(O2)
-    P4 = transpose(P)
-    O4 = transpose(O)
-    P5 = mirror_horizontal(P4)
-    O5 = mirror_horizontal(O4)
-    P6 = flip_vertical(P4)
-    O6 = flip_vertical(O4)
-    P7 = flip_vertical(P5)
-    O7 = flip_vertical(O5)
+    P1, P2, P3, P4, P5, P6, P7 = _images(P)
+    O1, O2, O3, O4, O5, O6, O7 = _images(O)
     s = np.int64(0)
     s += w[59049 + _c33(P, O, T)] + w[59049 + _c33(P1, O1, T)] \
         + w[59049 + _c33(P2, O2, T)] + w[59049 + _c33(P3, O3, T)]
@@ -420,20 +417,8 @@ def read_indices(P, O, out, b):
     """The N_READS entries of the merged tables that :func:`evaluate_moves` sums for (P, O)
     (besides mobility and bias) into ``out[b:b + N_READS]``, in the order of ``READ_SLOTS``."""
     T = _T
-    P1 = flip_vertical(P)
-    O1 = flip_vertical(O)
-    P2 = mirror_horizontal(P)
-    O2 = mirror_horizontal(O)
-    P3 = flip_vertical(P2)
-    O3 = flip_vertical(O2)
-    P4 = transpose(P)
-    O4 = transpose(O)
-    P5 = mirror_horizontal(P4)
-    O5 = mirror_horizontal(O4)
-    P6 = flip_vertical(P4)
-    O6 = flip_vertical(O4)
-    P7 = flip_vertical(P5)
-    O7 = flip_vertical(O5)
+    P1, P2, P3, P4, P5, P6, P7 = _images(P)
+    O1, O2, O3, O4, O5, O6, O7 = _images(O)
     out[b] = 59049 + _c33(P, O, T)
     out[b + 1] = 59049 + _c33(P1, O1, T)
     out[b + 2] = 59049 + _c33(P2, O2, T)

@@ -22,6 +22,7 @@ from engine_server.eval.features import (
 from engine_server.game import PASS
 from engine_server.game.bitboard import (
     REVERSED,
+    STANDARD,
     U0,
     U1,
     U,
@@ -85,6 +86,11 @@ _XC = U(0x42C300000000C342)
 _LEAF_EDGE = U(0xFF818181818181FF) & ~_CORNERS & ~_XC
 _LEAF_INNER = ~U(0xFF818181818181FF) & ~_XC
 _LEAF_C = U(0x4281000000008142)
+# per rules, the classes tried in turn (the last takes what is left); where fewer discs win,
+# corner moves rarely refute (measured): inner squares first, corners last
+_LEAF_ORDER = np.array([[_CORNERS, _LEAF_EDGE, _LEAF_INNER, _LEAF_C, ~U0],
+                        [_LEAF_INNER, _LEAF_EDGE, _LEAF_C, ~_CORNERS, ~U0]], np.uint64)
+assert STANDARD == 0 and REVERSED == 1
 SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
 ETC_DEPTH = 4             # from this depth children are looked up in the table first
 DEFER_DEPTH = 5           # threads sharing a search (ctl[SHARED]) defer busy moves from here
@@ -129,28 +135,11 @@ def _child_eval(ctl, fb, have, w, m, f, nP, nO, om):
 @njit(cache=True, inline="always")
 def _next_leaf_move(moves, rules):
     """The move (a bit) a depth-1 node tries next among ``moves``."""
-    if rules == REVERSED:
-        # where fewer discs win, corner moves rarely refute (measured): inner squares first
-        c = moves & _LEAF_INNER
-        if c == U0:
-            c = moves & _LEAF_EDGE
-            if c == U0:
-                c = moves & _LEAF_C
-                if c == U0:
-                    c = moves & ~_CORNERS
-                    if c == U0:
-                        c = moves
-        return c & (~c + U1)
-    c = moves & _CORNERS
-    if c == U0:
-        c = moves & _LEAF_EDGE
-        if c == U0:
-            c = moves & _LEAF_INNER
-            if c == U0:
-                c = moves & _LEAF_C
-                if c == U0:
-                    c = moves
-    return c & (~c + U1)
+    for k in range(_LEAF_ORDER.shape[1]):
+        c = moves & _LEAF_ORDER[rules, k]
+        if c != U0:
+            return c & (~c + U1)
+    return U0
 
 
 @njit(cache=True, inline="always")
