@@ -89,6 +89,7 @@ from .alphabeta_table import (
     GEN,
     HALT,
     INF,
+    KILLER,
     LIMIT,
     MAX_PLY,
     NODES,
@@ -231,6 +232,9 @@ class AlphaBeta:
         self._gen = (self._gen + 1) & 255
         for c in [ctl] + helpers:
             c[:SCRATCH] = 0
+            # killers start empty, so that a search depends on its table alone
+            c[SCRATCH + KILLER::SLOT] = 0
+            c[SCRATCH + KILLER + 1::SLOT] = 0
             c[SEL] = sel
             c[GEN] = self._gen
             c[LIMIT] = np.iinfo(np.int64).max
