@@ -310,7 +310,10 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     base = SCRATCH + ply * SLOT
     n = 0
     fb = base + FEAT
-    w = W[stage_of(63 - popcount(P | O), W.shape[0])]
+    w = W[0]
+    if depth > SORT_MOBILITY_DEPTH:
+        # the children's stage, for their evaluations below (shallower nodes sort without)
+        w = W[stage_of(63 - popcount(P | O), W.shape[0])]
     have = 0
     if alpha < beta:
         mm = moves
