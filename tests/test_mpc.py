@@ -11,7 +11,9 @@ import pytest
 from engine_server.agents import AgentSpecError, make_agent
 from engine_server.eval import mpc as M
 from engine_server.eval import weights as wts
-from engine_server.game import Game
+from engine_server.eval.weights import default_weights
+from engine_server.game import Game, Position, square_name
+from engine_server.search.alphabeta import SCALE, AlphaBeta
 from engine_server.search.limits import Limits
 from training.cli import main as train_main
 
@@ -68,3 +70,45 @@ def test_selectivity_reaches_deeper_with_fewer_nodes():
     assert cut.iterations == exact.iterations == 9
     assert cut.search_nodes < exact.search_nodes / 2
     assert exact.selectivity == 100 and cut.selectivity == 88
+
+
+def test_a_selective_search_with_budget_left_at_the_end_rises_to_an_exact_solve(ffo_easy):
+    # Edax's endgame: once 74% reaches the end of the game, the budget left buys 88%, 93%, ...
+    # and finally full width, whose answer is the exact margin
+    row = ffo_easy[0]   # FFO #1: 14 empties, +18 by G8
+    pos = Position.from_string(row["board"], row["side"])
+    agent = make_agent("ab:threads=1,book=off,root_solve=0,selectivity=74")
+    r = agent.search(pos, Limits(iterations=50_000_000))   # a node budget: reproducible
+    assert r.stopped_by == "solved" and r.selectivity == 100 and r.iterations == 14
+    assert r.exact and r.lower == row["score"]
+    assert square_name(r.best_move).upper() in row["best"]
+
+
+def test_a_depth_budget_keeps_its_selectivity_at_the_end_of_the_game(ffo_easy):
+    row = ffo_easy[0]
+    pos = Position.from_string(row["board"], row["side"])
+    agent = make_agent("ab:threads=1,book=off,root_solve=0,selectivity=74")
+    r = agent.search(pos, Limits(depth=30))
+    assert r.stopped_by == "depth" and r.selectivity == 74 and r.iterations == 14
+
+
+def test_a_rise_cut_short_reports_the_last_finished_level(ffo_easy):
+    row = ffo_easy[0]
+    pos = Position.from_string(row["board"], row["side"])
+    spec = "ab:threads=1,book=off,root_solve=0,selectivity=74"
+    capped = make_agent(spec).search(pos, Limits(depth=30))
+    # a node budget a little above what 74% needed: the 88% pass starts and cannot finish
+    r = make_agent(spec).search(pos, Limits(iterations=capped.search_nodes + 50))
+    assert r.stopped_by == "nodes"
+    assert r.selectivity == 74 and r.iterations == 14 and r.best_move == capped.best_move
+
+
+def test_raised_levels_must_rise_to_full_width():
+    w = default_weights(0)
+    ab = AlphaBeta(w, 12)
+    margins = M.shipped(0, w).margins(1.55, SCALE)
+    pos = Game.from_moves(["f5", "d6", "c3"]).position
+    with pytest.raises(ValueError, match="rise"):
+        ab.search(pos, max_depth=2, selectivity=1, mpc=margins, raise_to=[(0, margins)])
+    with pytest.raises(ValueError, match="margins"):
+        ab.search(pos, max_depth=2, selectivity=0, mpc=margins, raise_to=[(1, None)])

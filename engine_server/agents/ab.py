@@ -55,7 +55,7 @@ class AlphaBetaAgent(Agent):
         pct = int(params.get("selectivity", 100))
         self.selectivity = SEL_EXACT if pct == 100 else SELECTIVITY_PCT.index(pct)
         self._mpc_file = params.get("mpc_file", "")
-        self._mpc: dict[int, np.ndarray | None] = {}
+        self._mpc: dict[int, M.MpcStats | None] = {}
 
     @property
     def threads(self) -> int:
@@ -84,19 +84,32 @@ class AlphaBetaAgent(Agent):
             self._raw[rules] = w
         return e
 
-    def margins(self, rules: int, weights: np.ndarray) -> np.ndarray | None:
-        """The probe margins of the selectivity for ``rules`` (None: full width)."""
-        if self.selectivity == SEL_EXACT:
+    def margins(self, rules: int, weights: np.ndarray,
+                level: int | None = None) -> np.ndarray | None:
+        """The probe margins of the selectivity (or of ``level``) for ``rules`` (None: full
+        width)."""
+        level = self.selectivity if level is None else level
+        if level == SEL_EXACT:
             return None
         if rules not in self._mpc:
             try:
                 stats = M.load(self._mpc_file, weights, rules) if self._mpc_file else \
                     M.shipped(rules, weights)
-                self._mpc = {rules: stats.margins(SELECTIVITY_T[self.selectivity], SCALE)}
+                self._mpc = {rules: stats}
             except M.MpcError as e:  # statistics for the other rules only: search full width
                 log.warning("mpc_unavailable", rules=rules, error=str(e))
                 self._mpc = {rules: None}
-        return self._mpc[rules]
+        found = self._mpc[rules]
+        return None if found is None else found.margins(SELECTIVITY_T[level], SCALE)
+
+    def endgame_levels(self, rules: int,
+                       weights: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
+        """The levels a selective search rises through once it reaches the end of the game
+        with time left: every higher confidence, then full width (an exact solve)."""
+        if self.selectivity == SEL_EXACT or self.margins(rules, weights) is None:
+            return []
+        return [(lv, self.margins(rules, weights, lv))
+                for lv in range(self.selectivity + 1, SEL_EXACT + 1)]
 
     def reset(self) -> None:
         for e in self._engines.values():
@@ -131,13 +144,18 @@ class AlphaBetaAgent(Agent):
         rules = int(position.rules)
         engine = self._engine(rules)
         margins = self.margins(rules, self._raw[rules])
+        # a depth budget (NBoard's levels, depth=) means that depth at this selectivity: only a
+        # clock or a node budget spends what is left on higher levels at the end of the game
+        capped = limits.depth is not None or bool(self.depth)
+        levels = [] if capped else self.endgame_levels(rules, self._raw[rules])
         callback = None
         if progress is not None:
             callback = lambda r: progress(self._convert(position, r, t0, final=False))  # noqa
         r = engine.search(position, deadline, limits.stop, max_depth, nodes, limits.analysis,
                           callback, selectivity=self.selectivity if margins is not None
                           else SEL_EXACT, mpc=margins,
-                          threads=self.threads if threads is None else max(1, threads))
+                          threads=self.threads if threads is None else max(1, threads),
+                          raise_to=levels)
         return self._convert(position, r, t0)
 
     def _convert(self, position: Position, r: ABResult, t0: float,

@@ -33,7 +33,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -124,6 +124,7 @@ class Iteration:
     nodes: int
     seconds: float
     complete: bool
+    sel: int = SEL_EXACT             # the probes' level it was searched at
 
 
 @dataclass
@@ -196,17 +197,32 @@ class AlphaBeta:
                on_iteration: Callable[[ABResult], None] | None = None,
                moves: list[int] | None = None,
                selectivity: int = SEL_EXACT, mpc: np.ndarray | None = None,
-               threads: int = 1) -> ABResult:
+               threads: int = 1,
+               raise_to: Sequence[tuple[int, np.ndarray | None]] = ()) -> ABResult:
         """``moves``: search only these root moves (the book builder values the moves that
         leave its book this way).  ``selectivity`` < SEL_EXACT probes with the margins ``mpc``
         (int64 [61, 65], see eval/mpc.py).  ``threads`` > 1 adds helper threads that search
-        the same root over the shared table (Lazy SMP); the result is the main thread's."""
+        the same root over the shared table (Lazy SMP); the result is the main thread's.
+
+        ``raise_to``: (level, margins) pairs of rising confidence, ``(SEL_EXACT, None)`` last.
+        Once a selective iteration reaches the end of the game with budget left, the search
+        goes on at the same depth with each of them in turn, as Edax's endgame raises its
+        selectivity (73% ... 100%) instead of stopping: the time left is spent on a surer
+        answer, and the last level is an exact solve."""
         if selectivity < SEL_EXACT and (mpc is None or mpc.shape != MPC_SHAPE):
             raise ValueError("a selective search needs the margins table (61 x 65)")
+        levels: list[tuple[int, np.ndarray]] = []
+        for lv, m in raise_to:
+            if not selectivity < lv <= SEL_EXACT or (levels and lv <= levels[-1][0]):
+                raise ValueError(f"raise_to levels must rise above {selectivity} up to "
+                                 f"{SEL_EXACT}, got {[lv for lv, _ in raise_to]}")
+            if lv < SEL_EXACT and (m is None or m.shape != MPC_SHAPE):
+                raise ValueError("a selective search needs the margins table (61 x 65)")
+            levels.append((int(lv), NO_MPC if m is None else m))
         with self._lock:
             return self._search(position, deadline, stop, max_depth, max_nodes, analysis,
                                 on_iteration, moves, selectivity,
-                                NO_MPC if mpc is None else mpc, max(1, int(threads)))
+                                NO_MPC if mpc is None else mpc, max(1, int(threads)), levels)
 
     def _helper_ctls(self, n: int) -> list[np.ndarray]:
         while len(self._helpers) < n:
@@ -216,7 +232,8 @@ class AlphaBeta:
     def _search(self, position: Position, deadline: float | None,
                 stop: threading.Event | None, max_depth: int, max_nodes: int | None,
                 analysis: bool, on_iteration: Callable[[ABResult], None] | None,
-                only: list[int] | None, sel: int, mpc: np.ndarray, threads: int) -> ABResult:
+                only: list[int] | None, sel: int, mpc: np.ndarray, threads: int,
+                levels: list[tuple[int, np.ndarray]]) -> ABResult:
         t0 = time.monotonic()
         P, O = position.bitboards()
         rules = np.int64(int(position.rules))
@@ -269,13 +286,21 @@ class AlphaBeta:
         scores = np.zeros(len(order), np.int64)
         kinds = np.zeros(len(order), np.int64)
         values: dict[int, int] = {}   # finished iterations' root values
+        done_sel = sel                # the level of the last finished iteration
+        raised = False                # searching the end again at a higher level
+        depth = 0
         try:
-            for depth in range(1, max_depth + 1):
+            while depth < max_depth or raised:
+                if not raised:
+                    depth += 1
                 ti = time.monotonic()
                 ctl[ROOT_DONE] = 0
                 ctl[ROOT_BEST] = -1
                 lo, hi = -INF, INF
-                if depth >= ASPIRATION_DEPTH and depth - 2 in values and not analysis:
+                if raised and not analysis:
+                    # the same depth again: the last level's value is the best guess
+                    lo, hi = values[depth] - ASPIRATION, values[depth] + ASPIRATION
+                elif depth >= ASPIRATION_DEPTH and depth - 2 in values and not analysis:
                     # aspiration: a window around the value two plies shallower (the values
                     # of odd and even depths differ); a miss searches again with no window
                     lo, hi = values[depth - 2] - ASPIRATION, values[depth - 2] + ASPIRATION
@@ -289,35 +314,43 @@ class AlphaBeta:
                 done = ctl[ROOT_DONE] == 1
                 if done:
                     values[depth] = v
+                    done_sel = sel
                 dt = time.monotonic() - ti
                 for k, mv in enumerate(order):
                     if kinds[k] != -2:
                         moves_info[mv] = (scores[k] / SCALE, int(kinds[k]), depth)
                 rb = int(ctl[ROOT_BEST])
                 if done:
-                    best = Iteration(depth, v, rb, int(ctl[NODES]), dt, True)
+                    best = Iteration(depth, v, rb, int(ctl[NODES]), dt, True, sel)
                 elif rb >= 0 and best is not None and int(ctl[ROOT_SCORE]) > best.score \
                         and kinds[order.index(rb)] == 0:
-                    # a move proven better than the previous best at the deeper depth
+                    # a move proven better than the previous best at the deeper depth (or
+                    # the higher level)
                     best = Iteration(depth, int(ctl[ROOT_SCORE]), rb, int(ctl[NODES]), dt,
-                                     False)
+                                     False, sel)
                 elif best is None and rb >= 0:
                     best = Iteration(depth, int(ctl[ROOT_SCORE]), rb, int(ctl[NODES]), dt,
-                                     False)
+                                     False, sel)
                 if not done:
                     stopped_by = "stop" if stop is not None and stop.is_set() else (
                         "nodes" if ctl[NODES] >= ctl[LIMIT] else "time")
                     break
                 if on_iteration is not None:
                     assert best is not None  # set by the iteration that just finished
-                    on_iteration(self._result(position, best, moves_info, t0, "", order))
+                    on_iteration(self._result(position, best, moves_info, t0, "", order,
+                                              done_sel))
                 # next iteration: best move first, then by this iteration's values
                 ranked = sorted(range(len(order)), key=lambda k: (order[k] != rb, -scores[k]))
                 order = [order[k] for k in ranked]
                 if depth >= empties:
                     # to the end of the game: exact unless the probes cut
                     stopped_by = "solved" if sel == SEL_EXACT else "depth"
-                    break
+                    if sel == SEL_EXACT or not levels:
+                        break
+                    sel, mpc = levels.pop(0)
+                    raised = True
+                    for c in [ctl] + helpers:
+                        c[SEL] = sel
                 if deadline is not None and time.monotonic() >= deadline:
                     stopped_by = "time"
                     break
@@ -327,8 +360,8 @@ class AlphaBeta:
                 watcher.join()
             ctl[STOP] = 0
         if best is None:  # not even depth 1 finished: the first legal move
-            best = Iteration(0, 0, order[0], int(ctl[NODES]), 0.0, False)
-        r = self._result(position, best, moves_info, t0, stopped_by, order)
+            best = Iteration(0, 0, order[0], int(ctl[NODES]), 0.0, False, sel)
+        r = self._result(position, best, moves_info, t0, stopped_by, order, done_sel)
         r.nodes += sum(int(c[NODES]) for c in helpers)
         return r
 
@@ -349,12 +382,14 @@ class AlphaBeta:
 
     def _result(self, position: Position, best: Iteration,
                 moves_info: dict[int, tuple[float, int, int]], t0: float, stopped_by: str,
-                order: list[int]) -> ABResult:
+                order: list[int], done_sel: int) -> ABResult:
         pv = self.pv(position, best.move, max(1, best.depth)) if best.move is not None else []
-        return ABResult(best.move, best.score / SCALE, best.depth if best.complete else
-                        max(0, best.depth - 1), int(self.ctl[NODES]),
+        # an unfinished iteration's move reports the last finished depth: one less, or the
+        # same end of the game when the iteration was one at a higher level
+        depth = best.depth if best.complete or best.sel != done_sel else max(0, best.depth - 1)
+        return ABResult(best.move, best.score / SCALE, depth, int(self.ctl[NODES]),
                         time.monotonic() - t0, pv, dict(moves_info), stopped_by,
-                        self._reused, int(self.ctl[SEL]))
+                        self._reused, done_sel)
 
 
 # the public API first, then every other name alphabeta.py held before the split, for
