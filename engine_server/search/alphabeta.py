@@ -209,20 +209,19 @@ class AlphaBeta:
         goes on at the same depth with each of them in turn, as Edax's endgame raises its
         selectivity (73% ... 100%) instead of stopping: the time left is spent on a surer
         answer, and the last level is an exact solve."""
-        if selectivity < SEL_EXACT and (mpc is None or mpc.shape != MPC_SHAPE):
-            raise ValueError("a selective search needs the margins table (61 x 65)")
+        # the first level and the ones it may rise to, checked alike
         levels: list[tuple[int, np.ndarray]] = []
-        for lv, m in raise_to:
-            if not selectivity < lv <= SEL_EXACT or (levels and lv <= levels[-1][0]):
+        for k, (lv, m) in enumerate([(selectivity, mpc), *raise_to]):
+            if k and not levels[-1][0] < lv <= SEL_EXACT:
                 raise ValueError(f"raise_to levels must rise above {selectivity} up to "
                                  f"{SEL_EXACT}, got {[lv for lv, _ in raise_to]}")
             if lv < SEL_EXACT and (m is None or m.shape != MPC_SHAPE):
                 raise ValueError("a selective search needs the margins table (61 x 65)")
             levels.append((int(lv), NO_MPC if m is None else m))
+        sel, margins = levels.pop(0)
         with self._lock:
             return self._search(position, deadline, stop, max_depth, max_nodes, analysis,
-                                on_iteration, moves, selectivity,
-                                NO_MPC if mpc is None else mpc, max(1, int(threads)), levels)
+                                on_iteration, moves, sel, margins, max(1, int(threads)), levels)
 
     def _helper_ctls(self, n: int) -> list[np.ndarray]:
         while len(self._helpers) < n:
