@@ -143,6 +143,37 @@ def test_deeper_endgames_match_plain_alpha_beta(rules):
             assert w.score == (want > 0) - (want < 0)
 
 
+def _local_entries(ctl: np.ndarray) -> list[tuple[Position, int, int]]:
+    # (position, lower, upper) of every used entry of the small tables (endgame_simple.py)
+    from engine_server.search.endgame_table import LOCAL_WORDS
+
+    out = []
+    words = ctl[E.LOCAL:].reshape(-1, LOCAL_WORDS)
+    for p, o, d in words[words[:, 2] != 0]:
+        rules = (int(d) >> 16) - 1
+        pos = Position(int(p) & (2**64 - 1), int(o) & (2**64 - 1),
+                       rules=("standard", "reversed")[rules])
+        out.append((pos, (int(d) & 255) - 64, ((int(d) >> 8) & 255) - 64))
+    return out
+
+
+def test_small_tables_hold_true_bounds_of_both_rule_variants():
+    # Null-window nodes of 7 to SIMPLE empties keep their bounds in the thread's small tables
+    # (not in the big one); a wrong bound there would change some later solve's answer.
+    s = E.Solver(table_bits=12)
+    for rules in ("standard", "reversed"):
+        for pos in _random_positions(300, 14, 3):
+            assert s.solve(pos.with_rules(rules)).score == _ref_value(pos.with_rules(rules))
+    entries = _local_entries(s.ctl)
+    assert len(entries) > 500
+    kinds = {pos.rules for pos, _, _ in entries}
+    assert len(kinds) == 2
+    for pos, lo, hi in entries[::7]:
+        assert pos.empties <= E.SIMPLE and lo <= _ref_value(pos) <= hi, (pos.to_string(), lo, hi)
+    s.clear()
+    assert _local_entries(s.ctl) == []
+
+
 def test_reversed_rules_flip_the_best_move(solver):
     std = solver.solve(RULES_SPLIT)
     rev = solver.solve(RULES_SPLIT.with_rules("reversed"))
@@ -378,7 +409,7 @@ def test_second_process_loads_cached_solver_kernels():
     second = _probe()
     assert second["out"] == first["out"]
     assert second["out"]["budget"][0] is False
-    for name in ("solve_root_eval", "_deep", "_shallow"):
+    for name in ("solve_root_eval", "_deep", "_simple", "_shallow"):
         assert second["stats"][name][0] >= 1, (name, second["stats"])
     for name, (hits, misses) in second["stats"].items():
         assert misses == 0, (name, hits, misses)

@@ -6,6 +6,9 @@ Layers, by the number of empty squares ``n`` of a node:
   cutoffs from ``ETC_MIN`` empties, moves sorted fastest-first (fewest opponent replies, corner
   replies counted twice, then corner stability, potential mobility and parity), principal
   variation search;
+* ``SHALLOW < n <= SIMPLE`` with a null window: :func:`_simple` - each thread's small tables in
+  its control array instead of the big one, children looked up there while they are keyed,
+  moves sorted by the opponent's replies and parity;
 * ``4 <= n <= SHALLOW``: :func:`_shallow` - no table (its probes would cost more than these small
   subtrees), moves tried in odd-quadrant-first (parity) order, corners first;
 * ``n <= 3``: straight-line solvers; the last move is scored by counting its flips.
@@ -43,6 +46,8 @@ as before:
   the bit-board helpers the other layers share (``_around``, ``_odd_quadrants``);
 * ``endgame_shallow.py`` - 4 to ``SHALLOW`` empties (``_shallow``, ``_small``) and the
   stability bound (``_stable``);
+* ``endgame_simple.py`` - null windows up to ``SIMPLE`` empties (``_simple``, its small tables,
+  and the sort keys ``_child_key`` the deep layer uses too);
 * ``endgame_deep.py`` - above ``SHALLOW`` empties (``_deep``, ``_any``, ``_order_key``);
 * this file - the root (:func:`solve_root_eval`, :func:`solve_root`, ``_table_move``) and the
   Python API (:class:`Solver`, :func:`solve`, ...).
@@ -72,11 +77,6 @@ from engine_server.game.bitboard import (
 from engine_server.log import get_logger
 
 from .endgame_deep import (
-    _C_BOTTOM,
-    _C_HI,
-    _C_LO,
-    _C_TOP,
-    _CORNERS,
     _SIG_DEEP,
     ETC_MIN,
     EVAL_ORDER_MIN,
@@ -84,7 +84,6 @@ from .endgame_deep import (
     ORDER_SEARCH_MIN,
     SHARED_MIN,
     _any,
-    _corner_stability,
     _deep,
     _order_key,
 )
@@ -124,6 +123,18 @@ from .endgame_shallow import (
     _small,
     _stable,
 )
+from .endgame_simple import (
+    _C_BOTTOM,
+    _C_HI,
+    _C_LO,
+    _C_TOP,
+    _CORNERS,
+    SIMPLE,
+    _child_key,
+    _corner_stability,
+    _local,
+    _simple,
+)
 from .endgame_table import (
     _GEN_SHIFT,
     _HASH_K1,
@@ -144,6 +155,7 @@ from .endgame_table import (
     INF,
     KEYS,
     LIMIT,
+    LOCAL,
     NODES,
     SCRATCH,
     SHARED,
@@ -368,9 +380,11 @@ class Solver:
         return w
 
     def clear(self) -> None:
-        """Forget every stored result (they stay valid; this only frees the table)."""
+        """Forget every stored result (they stay valid; this only frees the tables)."""
         with self._lock:
             self.tt.fill(0)
+            for c in [self.ctl] + self._helper_ctl:
+                c[LOCAL:] = 0
 
     def solve(self, position: Position, mode: str = "exact", deadline: float | None = None,
               stop: threading.Event | None = None,
@@ -585,4 +599,4 @@ __all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores"
            "_tt_index", "_tt_probe", "_tt_store", "_SIG_DEEP", "_small", "_any",
            "_corner_stability", "_order_key", "_deep", "_SIG_ROOT", "_SIG_ROOT_EVAL", "_NO_W",
            "_table_move", "DEFAULT_TABLE_BITS", "CHUNK_SECONDS", "FIRST_CHUNK", "_NO_LIMIT",
-           "default_solver"]
+           "default_solver", "SIMPLE", "LOCAL", "_child_key", "_local", "_simple"]

@@ -25,8 +25,9 @@ from engine_server.game.bitboard import (
 from engine_server.game.memory import NO_REFCOUNT, prefetch
 
 from .bounds import table_cut
-from .endgame_last import _S1, _S8, _around, _odd_quadrants
+from .endgame_last import _odd_quadrants
 from .endgame_shallow import SHALLOW, _small, _stable
+from .endgame_simple import SIMPLE, _child_key, _simple
 from .endgame_table import (
     _LO_SHIFT,
     _MOVE_SHIFT,
@@ -60,12 +61,6 @@ EVAL_ORDER_WEIGHT = 16  # key units per 1/64 disc of the child's evaluation (mob
 ORDER_SEARCH_MIN = 16
 _BIG = 1 << 20
 
-_CORNERS = U(0x8100000000000081)
-_C_LO = U(0x0100000000000001)      # a1, a8: their right neighbours
-_C_HI = U(0x8000000000000080)      # h1, h8: their left neighbours
-_C_TOP = U(0x0000000000000081)     # a1, h1: the squares below
-_C_BOTTOM = U(0x8100000000000000)  # a8, h8: the squares above
-
 
 _SIG_DEEP = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
                         types.int64, types.uint64[:, ::1], types.int64[::1],
@@ -77,25 +72,6 @@ def _any(P, O, alpha, beta, n, rules, tt, ctl, W):
     if n > SHALLOW:
         return _deep(P, O, alpha, beta, n, rules, tt, ctl, W)
     return _small(P, O, alpha, beta, n, rules, ctl)
-
-
-@njit(cache=True, inline="always")
-def _corner_stability(X):
-    # own corners and the edge squares next to them cannot be flipped
-    s = (((_C_LO & X) << _S1) | ((_C_HI & X) >> _S1) | ((_C_TOP & X) << _S8)
-         | ((_C_BOTTOM & X) >> _S8) | _CORNERS) & X
-    return popcount(s)
-
-
-@njit(cache=True, inline="always")
-def _child_key(nP, nO, m, odd, replies):
-    # _order_key's key of the move m to (nP, nO), whose side to move has the moves ``replies``
-    key = (popcount(replies) + popcount(replies & _CORNERS)) << 12
-    key += popcount(_around(nO) & ~(nP | nO)) << 4
-    key -= _corner_stability(nO) << 8
-    if m & odd:
-        key -= 8
-    return key
 
 
 @njit(cache=True, **NO_REFCOUNT)
@@ -134,6 +110,8 @@ def _probe(P, O, depth, alpha, beta, W, rules, ctl):
 
 @njit(_SIG_DEEP, cache=True, **NO_REFCOUNT)
 def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
+    if n <= SIMPLE and beta - alpha == 1:
+        return _simple(P, O, alpha, n, rules, ctl, legal_moves(P, O))
     ctl[NODES] += 1
     if ctl[NODES] > ctl[LIMIT]:
         ctl[ABORTED] = 1

@@ -20,10 +20,18 @@ BEST = 3
 GENERATION = 4
 SHARED = 5           # nonzero: other threads search the same tree (busy marks, ABDADA)
 SCRATCH = 16
-KEYS = 64            # per ply: up to 64 moves, then their sort keys, then their flips
+KEYS = 64            # per ply: up to 64 moves, then their sort keys, their flips, the replies
 FLIPS = 2 * KEYS
-SLOT = 3 * KEYS
-CTL_SIZE = SCRATCH + 65 * SLOT  # plies are indexed by empties (0..63) and 64 for the root
+REPLIES = 3 * KEYS
+SLOT = 4 * KEYS
+# After the plies, each thread's small tables of the nodes from SHALLOW + 1 to SIMPLE empties
+# (endgame_simple.py): LOCAL_LEVELS tables of LOCAL_SIZE entries of LOCAL_WORDS words each.
+LOCAL = SCRATCH + 65 * SLOT    # plies are indexed by empties (0..63) and 64 for the root
+LOCAL_BITS = 10
+LOCAL_SIZE = 1 << LOCAL_BITS
+LOCAL_WORDS = 3
+LOCAL_LEVELS = 5
+CTL_SIZE = LOCAL + LOCAL_LEVELS * LOCAL_SIZE * LOCAL_WORDS
 
 # tt (uint64 array, shape (size + BUSY_ROWS, 4)) columns: the position (each word xor-ed with
 # the data word, so that an entry torn by two threads writing it at once never matches), packed
