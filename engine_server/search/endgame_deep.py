@@ -12,7 +12,6 @@ from numba import njit, types
 
 from engine_server.eval.features import evaluate_moves
 from engine_server.game.bitboard import (
-    REVERSED,
     U0,
     U1,
     U,
@@ -26,7 +25,7 @@ from engine_server.game.memory import NO_REFCOUNT, prefetch
 
 from .bounds import table_cut
 from .endgame_last import _odd_quadrants
-from .endgame_shallow import SHALLOW, _small, _stable
+from .endgame_shallow import SHALLOW, _small, _stable_upper
 from .endgame_simple import SIMPLE, _child_key, _simple
 from .endgame_table import (
     _LO_SHIFT,
@@ -44,6 +43,7 @@ from .endgame_table import (
     SHARED,
     SLOT,
     _claim,
+    _pick,
     _release,
     _tt_index,
     _tt_probe,
@@ -118,12 +118,9 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
         return 0
     ti = _tt_index(tt, P, O)
     prefetch(tt, ti)
-    # Stable discs bound the score: the opponent's (standard) or our own (reversed rules) stay.
-    X = P if rules == REVERSED else O
-    if 64 - 2 * popcount(X) <= alpha:
-        upper = 64 - 2 * popcount(_stable(X, P | O))
-        if upper <= alpha:
-            return upper
+    upper = _stable_upper(P, O, alpha, rules)
+    if upper <= alpha:
+        return upper
     moves = legal_moves(P, O)
     if moves == U0:
         if legal_moves(O, P) == U0:
@@ -223,18 +220,9 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     i = 0
     while i < total:
         if i < count:
-            # selection sort: a cutoff usually comes early, so most of the list is never sorted
-            k = i
-            for t in range(i + 1, count):
-                if ctl[base + KEYS + t] < ctl[base + KEYS + k]:
-                    k = t
-            sq = ctl[base + k]
-            f = U(ctl[base + FLIPS + k])
-            if k != i:
-                ctl[base + k] = ctl[base + i]
-                ctl[base + KEYS + k] = ctl[base + KEYS + i]
-                ctl[base + FLIPS + k] = ctl[base + FLIPS + i]
-                ctl[base + i] = sq
+            _pick(ctl, base, i, count)
+            sq = ctl[base + i]
+            f = U(ctl[base + FLIPS + i])
         else:
             sq = ctl[base + i]
             f = flips(P, O, U1 << U(sq))

@@ -117,15 +117,24 @@ _SIG_SHALLOW = types.int64(types.uint64, types.uint64, types.int64, types.int64,
                            types.int64, types.int64[::1])
 
 
+@njit(cache=True, inline="always")
+def _stable_upper(P, O, alpha, rules):
+    """An upper bound of the score from the discs that can never flip (the opponent's under
+    the standard rules, our own under reversed ones), or INF where it could not cut at alpha
+    (then it is not computed)."""
+    X = P if rules == REVERSED else O
+    if 64 - 2 * popcount(X) <= alpha:
+        return 64 - 2 * popcount(_stable(X, P | O))
+    return INF
+
+
 @njit(_SIG_SHALLOW, cache=True, **NO_REFCOUNT)
 def _shallow(P, O, alpha, beta, n, rules, ctl):
     ctl[NODES] += 1
     # stability cutoff, as in _deep: cheap enough to pay off down to 4 empties
-    X = P if rules == REVERSED else O
-    if 64 - 2 * popcount(X) <= alpha:
-        upper = 64 - 2 * popcount(_stable(X, P | O))
-        if upper <= alpha:
-            return upper
+    upper = _stable_upper(P, O, alpha, rules)
+    if upper <= alpha:
+        return upper
     moves = legal_moves(P, O)
     if moves == U0:
         if legal_moves(O, P) == U0:

@@ -19,7 +19,6 @@ import numpy as np
 from numba import njit, types
 
 from engine_server.game.bitboard import (
-    REVERSED,
     U0,
     U1,
     U,
@@ -32,7 +31,7 @@ from engine_server.game.bitboard import (
 from engine_server.game.memory import NO_REFCOUNT
 
 from .endgame_last import _S1, _S8, _around, _odd_quadrants
-from .endgame_shallow import SHALLOW, _small, _stable
+from .endgame_shallow import SHALLOW, _small, _stable_upper
 from .endgame_table import (
     FLIPS,
     INF,
@@ -45,6 +44,7 @@ from .endgame_table import (
     REPLIES,
     SCRATCH,
     SLOT,
+    _pick,
 )
 
 SIMPLE = SHALLOW + 5   # null-window nodes with at most this many empties come here
@@ -117,11 +117,9 @@ def _simple(P, O, alpha, n, rules, ctl, moves):
     """Fail-soft value of (P, O) against the null window (alpha, alpha + 1); ``moves`` are the
     legal moves of P, ``n`` (SHALLOW < n <= SIMPLE) the empties."""
     ctl[NODES] += 1
-    X = P if rules == REVERSED else O
-    if 64 - 2 * popcount(X) <= alpha:
-        upper = 64 - 2 * popcount(_stable(X, P | O))
-        if upper <= alpha:
-            return upper
+    upper = _stable_upper(P, O, alpha, rules)
+    if upper <= alpha:
+        return upper
     if moves == U0:
         replies = legal_moves(O, P)
         if replies == U0:
@@ -171,19 +169,10 @@ def _simple(P, O, alpha, n, rules, ctl, moves):
         ctl[base + REPLIES + count] = np.int64(replies)
         count += 1
     for i in range(count):
-        # selection sort: a cutoff usually comes early, so most of the list is never sorted
-        k = i
-        for t in range(i + 1, count):
-            if ctl[base + KEYS + t] < ctl[base + KEYS + k]:
-                k = t
-        sq = ctl[base + k]
-        f = U(ctl[base + FLIPS + k])
-        replies = U(ctl[base + REPLIES + k])
-        if k != i:
-            ctl[base + k] = ctl[base + i]
-            ctl[base + KEYS + k] = ctl[base + KEYS + i]
-            ctl[base + FLIPS + k] = ctl[base + FLIPS + i]
-            ctl[base + REPLIES + k] = ctl[base + REPLIES + i]
+        _pick(ctl, base, i, count)
+        sq = ctl[base + i]
+        f = U(ctl[base + FLIPS + i])
+        replies = U(ctl[base + REPLIES + i])
         m = U1 << U(sq)
         nP = O ^ f
         nO = P ^ f ^ m

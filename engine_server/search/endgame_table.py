@@ -57,6 +57,22 @@ _NO_SQ = 64
 
 
 @njit(cache=True, inline="always")
+def _pick(ctl, base, i, count):
+    """Move the lowest key of the list at ``base`` from ``i`` on to ``i`` (with its square,
+    flips and replies): one step of a selection sort, since a cutoff usually comes early and
+    most of the list is never sorted."""
+    k = i
+    for t in range(i + 1, count):
+        if ctl[base + KEYS + t] < ctl[base + KEYS + k]:
+            k = t
+    if k != i:
+        for w in range(0, SLOT, KEYS):
+            x = ctl[base + w + k]
+            ctl[base + w + k] = ctl[base + w + i]
+            ctl[base + w + i] = x
+
+
+@njit(cache=True, inline="always")
 def _tt_index(tt, P, O):
     h = P * _HASH_K1 + O * _HASH_K2
     # two-entry buckets: index even, partner index + 1
