@@ -158,8 +158,8 @@ def _local_entries(ctl: np.ndarray) -> list[tuple[Position, int, int]]:
 
 
 def test_small_tables_hold_true_bounds_of_both_rule_variants():
-    # Null-window nodes of 7 to SIMPLE empties keep their bounds in the thread's small tables
-    # (not in the big one); a wrong bound there would change some later solve's answer.
+    # Null-window nodes of SHALLOW + 1 to SIMPLE empties keep their bounds in the thread's small
+    # tables (not in the big one); a wrong bound there would change some later solve's answer.
     s = E.Solver(table_bits=12)
     for rules in ("standard", "reversed"):
         for pos in _random_positions(300, 14, 3):

@@ -32,7 +32,7 @@ from .endgame_last import (
 )
 from .endgame_table import INF, NODES
 
-SHALLOW = 6          # nodes with at most this many empties skip the table and the sorting
+SHALLOW = 5          # nodes with at most this many empties skip the tables and the sorting
 
 # Static preference inside a parity class: corners, then edges and centre, X/C squares last.
 _GOOD = U(0x8100000000000081)

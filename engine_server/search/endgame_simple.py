@@ -3,14 +3,17 @@ of their own instead of the transposition table (as Egaroucid's ``nega_alpha_end
 
 Table nodes of 7 to 11 empties were a tenth of a solve's nodes and took about half its time
 (FFO #40), much of it in probes of the big table that miss the cache and in the sort keys.
-Here each thread keeps, for each number of empties, a table of ``LOCAL_SIZE`` entries in its
-control array (120 KiB in all, which stays in the core's cache).  A node looks its children up
-there while it keys them: a child already known to fail high ends the node at once, and one
-known to fail low is not searched again.  A child that leaves the opponent one reply or none is
-searched at once (it is likely the refutation); the others are sorted by the opponent's
-replies (corners counted twice), odd quadrants first among equals.  The child's replies, found
-for its key, are handed to it, so that it does not generate them again.  Only null windows come
-here; a node on the principal variation keeps the big table (``_deep``).
+Here each thread keeps, for each number of empties from SHALLOW + 1 (6) to SIMPLE (11), a
+table of ``LOCAL_SIZE`` entries in its control array (144 KiB in all, which stays in the
+core's cache); the nodes of 6 empties, sorted here instead of in parity order, cost more each
+but are fewer (FFO #40-#44: 11% fewer nodes than with ``SHALLOW = 6``, a little faster).  A
+node looks its children up there while it keys them: a child already known to fail high ends
+the node at once, and one known to fail low is not searched again.  A child that leaves the
+opponent one reply or none is searched at once (it is likely the refutation); the others are
+sorted by the opponent's replies (corners counted twice), odd quadrants first among equals.
+The child's replies, found for its key, are handed to it, so that it does not generate them
+again.  Only null windows come here; a node on the principal variation keeps the big table
+(``_deep``).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from .endgame_table import (
     KEYS,
     LOCAL,
     LOCAL_BITS,
+    LOCAL_LEVELS,
     LOCAL_SIZE,
     LOCAL_WORDS,
     NODES,
@@ -47,7 +51,9 @@ from .endgame_table import (
     _pick,
 )
 
-SIMPLE = SHALLOW + 5   # null-window nodes with at most this many empties come here
+SIMPLE = 11   # null-window nodes with at most this many empties come here
+# one small table for each number of empties of this layer
+assert LOCAL_LEVELS == SIMPLE - SHALLOW
 
 _CORNERS = U(0x8100000000000081)
 _C_LO = U(0x0100000000000001)      # a1, a8: their right neighbours

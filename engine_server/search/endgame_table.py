@@ -30,7 +30,7 @@ LOCAL = SCRATCH + 65 * SLOT    # plies are indexed by empties (0..63) and 64 for
 LOCAL_BITS = 10
 LOCAL_SIZE = 1 << LOCAL_BITS
 LOCAL_WORDS = 3
-LOCAL_LEVELS = 5
+LOCAL_LEVELS = 6
 CTL_SIZE = LOCAL + LOCAL_LEVELS * LOCAL_SIZE * LOCAL_WORDS
 
 # tt (uint64 array, shape (size + BUSY_ROWS, 4)) columns: the position (each word xor-ed with
