@@ -61,11 +61,11 @@ def load_set(name: str) -> list[FfoPosition]:
 
 
 def bench_endgame(name: str, first: int | None, table_bits: int,
-                  threads: int = 1) -> list[dict[str, Any]]:
+                  threads: int = 1, aspiration: bool = True) -> list[dict[str, Any]]:
     from engine_server.search.endgame import Solver
 
     positions = load_set(name)[:first]
-    solver = Solver(table_bits, threads)
+    solver = Solver(table_bits, threads, aspiration)
     if positions:  # compile or load the kernels outside the timings
         solver.solve(positions[0].position, max_nodes=1000)
     rows = []
@@ -77,7 +77,8 @@ def bench_endgame(name: str, first: int | None, table_bits: int,
         move = square_name(r.best_move) if r.best_move is not None else None
         rows.append({"bench": "endgame", "set": name, "id": p.number, "threads": threads,
                      "empties": p.position.empties, "move": move, "score": r.score,
-                     "expected_score": p.score,
+                     "expected_score": p.score, "guess": r.guess,
+                     "guess_nodes": r.guess_nodes,
                      "correct": r.score == p.score and r.best_move in p.best,
                      "nodes": r.nodes, "seconds": dt, "nodes_per_s": r.nodes / dt if dt else 0.0})
     return rows
@@ -156,6 +157,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="transposition table of 2**BITS entries (32 bytes each)")
     p.add_argument("--threads", type=int, default=1,
                    help="threads sharing each solve (node counts then vary from run to run)")
+    p.add_argument("--no-aspiration", action="store_true",
+                   help="search the full window, without the estimate that centres the "
+                        "exact windows")
     p.add_argument("--agent", default=None, metavar="SPEC",
                    help="play each position with this agent under --move-time instead")
     p.add_argument("--move-time", type=float, default=1.0, metavar="S")
@@ -185,7 +189,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.threads < 1:
             print("--threads must be at least 1", file=sys.stderr)
             return 2
-        rows = bench_endgame(args.set, args.first, args.table_bits, args.threads)
+        rows = bench_endgame(args.set, args.first, args.table_bits, args.threads,
+                             not args.no_aspiration)
     except FileNotFoundError as e:
         print(str(e), file=sys.stderr)
         return 2

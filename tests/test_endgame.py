@@ -442,3 +442,48 @@ def test_positions_ordered_by_shallow_searches_are_solved_exactly():
         r = s.solve(pos)
         assert r.exact and r.score == row["score"], row["line"]
         assert r.best_move in {parse_move(m) for m in row["best"]}
+
+
+# --- aspiration: windows of width 2 around a guess ---------------------------------------------
+
+
+def test_exact_solves_from_any_guess_reach_the_full_window_score(ffo_easy):
+    s = E.Solver(table_bits=18, aspiration=False)
+    for row in ffo_easy[:4]:
+        pos = Position.from_string(row["board"], row["side"])
+        best = {parse_move(m) for m in row["best"]}
+        plain = s.solve(pos)
+        assert plain.guess is None and plain.score == row["score"]
+        for g in (-64, -7, row["score"], 31, 64):
+            r = s.solve(pos, guess=g)
+            assert r.exact and r.score == row["score"], (row["line"], g)
+            assert r.best_move in best, (row["line"], g)
+            assert r.guess == max(-64, min(64, round(g / 2) * 2))
+
+
+def test_a_right_guess_searches_fewer_nodes_than_the_full_window(ffo_easy):
+    s = E.Solver(table_bits=18, aspiration=False)
+    full = guessed = 0
+    for row in ffo_easy[10:19]:
+        pos = Position.from_string(row["board"], row["side"])
+        s.clear()
+        full += s.solve(pos).nodes
+        s.clear()
+        guessed += s.solve(pos, guess=row["score"]).nodes
+    assert guessed < 0.9 * full, (guessed, full)
+
+
+def test_solves_from_aspiration_min_empties_estimate_their_score_first():
+    s = E.Solver(table_bits=18)
+    plain = E.Solver(table_bits=18, aspiration=False)
+    for rules in (0, 1):
+        for pos in _random_positions(31 + rules, E.ASPIRATION_MIN, 3):
+            pos = Position(pos.black, pos.white, pos.side, rules)
+            r = s.solve(pos)
+            assert r.exact and r.guess is not None and r.guess_nodes > 0
+            assert r.guess % 2 == 0 and -64 <= r.guess <= 64
+            assert r.score == plain.solve(pos).score
+            assert s.estimate(pos) == (r.guess, r.guess_nodes)  # the same guess again
+    small = _random_positions(5, E.ASPIRATION_MIN - 1, 1)[0]
+    assert s.solve(small).guess is None
+    assert s.solve(small, mode="wld").guess is None

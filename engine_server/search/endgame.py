@@ -87,6 +87,7 @@ from .endgame_deep import (
     _deep,
     _order_key,
 )
+from .endgame_guess import Estimator
 from .endgame_last import (
     _NOT_A,
     _NOT_H,
@@ -300,6 +301,9 @@ def new_control() -> np.ndarray:
 # --- Python API -------------------------------------------------------------------------------
 
 MODES = ("exact", "wld")
+# From this many empties an exact solve first estimates its score (endgame_guess.py); below,
+# a full window costs less than the estimate
+ASPIRATION_MIN = 18
 CHUNK_SECONDS = 0.02     # a stop or deadline is noticed within about this long
 FIRST_CHUNK = 100_000    # nodes of the first chunk, before the rate is measured
 _NO_LIMIT = np.iinfo(np.int64).max
@@ -322,6 +326,8 @@ class SolveResult:
     seconds: float
     exact: bool
     mode: str = "exact"
+    guess: int | None = None   # the score the exact windows started from (None: full window)
+    guess_nodes: int = 0       # the midgame search's nodes behind that guess (not in ``nodes``)
 
 
 @dataclass(frozen=True)
@@ -355,9 +361,12 @@ class Solver:
     answers), except under ``max_nodes``, whose results must not depend on timing.
     """
 
-    def __init__(self, table_bits: int = DEFAULT_TABLE_BITS, threads: int = 1):
+    def __init__(self, table_bits: int = DEFAULT_TABLE_BITS, threads: int = 1,
+                 aspiration: bool = True):
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads}")
+        self.aspiration = aspiration
+        self._estimator: Estimator | None = None
         self.tt = new_table(table_bits)
         self.ctl = new_control()
         self.threads = threads
@@ -388,12 +397,75 @@ class Solver:
 
     def solve(self, position: Position, mode: str = "exact", deadline: float | None = None,
               stop: threading.Event | None = None,
-              max_nodes: int | None = None) -> SolveResult:
-        """See :func:`solve`."""
+              max_nodes: int | None = None, guess: int | None = None) -> SolveResult:
+        """See :func:`solve`.  ``guess`` (mode ``exact``) centres the first window; without
+        one a solver with ``aspiration`` estimates it from ``ASPIRATION_MIN`` empties up
+        (:meth:`estimate`), below that it searches the full window."""
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; accepted: {', '.join(MODES)}")
+        if mode == "exact" and guess is None and self.aspiration \
+                and position.empties >= ASPIRATION_MIN and not position.is_game_over() \
+                and not (stop is not None and stop.is_set()) \
+                and not (deadline is not None and time.monotonic() >= deadline):
+            got = self.estimate(position, deadline, stop)
+            extra = 0 if got is None else got[1]
+            guess = None if got is None else got[0]
+        else:
+            extra = 0
         with self._lock:
+            if mode == "exact" and guess is not None:
+                return self._aspire(position, guess, extra, deadline, stop, max_nodes)
             return self._solve(position, mode, deadline, stop, max_nodes)
+
+    def estimate(self, position: Position, deadline: float | None = None,
+                 stop: threading.Event | None = None) -> tuple[int, int] | None:
+        """A guess of ``position``'s exact margin from a quick selective search, and the
+        nodes it took (:class:`~engine_server.search.endgame_guess.Estimator`); None when
+        there is no evaluation to search with."""
+        if self._estimator is None:
+            self._estimator = Estimator()
+        return self._estimator.estimate(position, deadline, stop)
+
+    def _aspire(self, position: Position, guess: int, extra: int, deadline: float | None,
+                stop: threading.Event | None, max_nodes: int | None) -> SolveResult:
+        # Windows of width 2 around the guess, each moved to the bound the last one returned
+        # (fail-soft bounds jump over most steps): the exact score is the first value strictly
+        # inside one.  ``extra``: the estimate's nodes, reported beside the solver's.
+        t0 = time.monotonic()
+        g = start = max(-64, min(64, int(round(guess / 2.0)) * 2))
+        lower, upper = -64, 64
+        lower_move: int | None = None
+        nodes = 0
+        while True:
+            left = None if max_nodes is None else max_nodes - nodes
+            if left is not None and left <= 0:
+                break
+            a, b = max(lower - 1, g - 1), min(upper + 1, g + 1)
+            w = self._window(position, a, b, deadline, stop, left)
+            nodes += w.nodes
+            if not w.finished:
+                if w.partial_value is not None and w.partial_value > lower:
+                    lower_move = w.partial_move
+                best = lower_move if lower_move is not None else w.best_so_far
+                log.debug("solve_stopped", nodes=nodes, seconds=time.monotonic() - t0,
+                          empties=position.empties)
+                return SolveResult(None, best, nodes, time.monotonic() - t0, False,
+                                   guess=start, guess_nodes=extra)
+            assert w.value is not None  # a finished window has its value
+            v = w.value
+            if a < v < b:
+                return SolveResult(v, w.move, nodes, time.monotonic() - t0, True,
+                                   guess=start, guess_nodes=extra)
+            if v <= a:
+                upper = v
+            else:
+                lower, lower_move = v, w.move
+            if lower == upper and lower_move is not None:
+                return SolveResult(lower, lower_move, nodes, time.monotonic() - t0,
+                                   True, guess=start, guess_nodes=extra)
+            g = v
+        return SolveResult(None, lower_move, nodes, time.monotonic() - t0, False,
+                           guess=start, guess_nodes=extra)
 
     def _solve(self, position: Position, mode: str, deadline: float | None,
                stop: threading.Event | None, max_nodes: int | None) -> SolveResult:
@@ -564,15 +636,18 @@ def default_solver() -> Solver:
 
 
 def solve(position: Position, mode: str = "exact", deadline: float | None = None,
-          stop: threading.Event | None = None, max_nodes: int | None = None) -> SolveResult:
+          stop: threading.Event | None = None, max_nodes: int | None = None,
+          guess: int | None = None) -> SolveResult:
     """Solve ``position`` exactly (``mode='exact'``) or to win/draw/loss (``mode='wld'``).
 
     ``deadline`` is a ``time.monotonic()`` value and ``stop`` an event another thread may set;
     with either, the search runs in chunks of about ``CHUNK_SECONDS`` and returns soon after
     one of them fires.  ``max_nodes`` caps the nodes searched.  A search cut short returns
-    ``exact=False`` and ``score=None``.  Uses :func:`default_solver`.
+    ``exact=False`` and ``score=None``.  In mode ``exact`` the windows are centred on
+    ``guess``, or on an estimate from ``ASPIRATION_MIN`` empties up (:meth:`Solver.solve`).
+    Uses :func:`default_solver`.
     """
-    return default_solver().solve(position, mode, deadline, stop, max_nodes)
+    return default_solver().solve(position, mode, deadline, stop, max_nodes, guess)
 
 
 def solve_move_scores(position: Position) -> dict[int, int]:
@@ -584,6 +659,7 @@ def solve_move_scores(position: Position) -> dict[int, int]:
 # the public API first, then every other name endgame.py held before the split, for
 # ``endgame.X`` and ``from .endgame import X``
 __all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores", "solve_root",
+           "ASPIRATION_MIN",
            "solve_root_eval",
            "default_solver", "new_table", "new_control", "MODES", "NODES", "LIMIT", "ABORTED",
            "BEST", "GENERATION", "SHARED", "SHALLOW", "ORDER_SEARCH_MIN", "SHARED_MIN",

@@ -5,8 +5,9 @@ root, so the work of one move speeds up the next) and proves bounds of the root'
 step, each step a finished fail-soft window search:
 
 1. win/draw/loss, the window (-1, 1);
-2. the exact margin by aspiration: a window of width 2 around a guess (the last bound, or the
-   search's estimate), moved by each result (fail-soft values jump over most steps; every
+2. the exact margin by aspiration: a window of width 2 around a guess (the caller's, else from
+   ``ASPIRATION_MIN`` empties the solver's quick estimate, :meth:`Solver.estimate`, else the
+   last bound), moved by each result (fail-soft values jump over most steps; every
    final score is even, so a width-2 window around an even guess either proves that score or a
    new bound);
 3. for analysis, the exact margin of every other root move (a full window below the best).
@@ -25,7 +26,7 @@ from typing import Callable
 
 from engine_server.game import PASS, Position
 
-from .endgame import DEFAULT_TABLE_BITS, Solver, WindowResult
+from .endgame import ASPIRATION_MIN, DEFAULT_TABLE_BITS, Solver, WindowResult
 
 MAX = 64
 PREFERRED_CHECKS = 4   # favourites of the search checked for keeping a won root
@@ -189,6 +190,11 @@ class RootSolver:
                     break
             publish()
         # 2. the exact margin, by width-2 aspiration windows
+        if guess is None and self.solver.aspiration and position.empties >= ASPIRATION_MIN:
+            # centred on a quick selective search's estimate rather than on the win/draw/loss
+            # bound: fewer windows, and narrower ones, on the way to the margin
+            got = self.solver.estimate(position, deadline, stop)
+            guess = None if got is None else got[0]
         g = None if guess is None else int(round(guess / 2.0)) * 2
         while not (proof.lower == proof.upper and proof.move is not None):
             if g is None or not proof.lower <= g <= proof.upper:
