@@ -49,6 +49,8 @@ as before:
 * ``endgame_simple.py`` - null windows up to ``SIMPLE`` empties (``_simple``, its small tables,
   and the sort keys ``_child_key`` the deep layer uses too);
 * ``endgame_deep.py`` - above ``SHALLOW`` empties (``_deep``, ``_any``, ``_order_key``);
+* ``endgame_guess.py`` - the quick selective search whose estimate centres an exact solve's
+  windows from ``ASPIRATION_MIN`` empties (width 2, each moved to the bound the last returned);
 * this file - the root (:func:`solve_root_eval`, :func:`solve_root`, ``_table_move``) and the
   Python API (:class:`Solver`, :func:`solve`, ...).
 """
