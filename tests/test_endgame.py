@@ -487,3 +487,27 @@ def test_solves_from_aspiration_min_empties_estimate_their_score_first():
     small = _random_positions(5, E.ASPIRATION_MIN - 1, 1)[0]
     assert s.solve(small).guess is None
     assert s.solve(small, mode="wld").guess is None
+
+
+def test_the_root_solver_centres_its_exact_windows_on_the_estimate(monkeypatch):
+    from engine_server.search.rootsolve import RootSolver
+
+    rs = RootSolver(table_bits=18)
+    asked = []
+    estimate = rs.solver.estimate
+
+    def spy(pos, deadline=None, stop=None):
+        got = estimate(pos, deadline, stop)
+        asked.append(got)
+        return got
+
+    monkeypatch.setattr(rs.solver, "estimate", spy)
+    plain = E.Solver(table_bits=18, aspiration=False)
+    for pos in _random_positions(41, E.ASPIRATION_MIN, 2):
+        proof = rs.run(pos)
+        assert proof.exact and proof.lower == plain.solve(pos).score
+        assert proof.move is not None and proof.move in pos.legal_moves()
+    assert len(asked) == 2 and all(a is not None for a in asked)
+    # a caller's guess wins over the estimate
+    rs.run(_random_positions(42, E.ASPIRATION_MIN, 1)[0], guess=10)
+    assert len(asked) == 2
