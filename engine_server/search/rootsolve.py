@@ -190,7 +190,8 @@ class RootSolver:
                     break
             publish()
         # 2. the exact margin, by width-2 aspiration windows
-        if guess is None and self.solver.aspiration and position.empties >= ASPIRATION_MIN:
+        if guess is None and self.solver.aspiration and position.empties >= ASPIRATION_MIN \
+                and not proof.exact:
             # centred on a quick selective search's estimate rather than on the win/draw/loss
             # bound: fewer windows, and narrower ones, on the way to the margin
             got = self.solver.estimate(position, deadline, stop)
