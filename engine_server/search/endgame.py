@@ -89,7 +89,7 @@ from .endgame_deep import (
     _deep,
     _order_key,
 )
-from .endgame_guess import Estimator
+from .endgame_guess import Estimator, even_score, window_around
 from .endgame_last import (
     _NOT_A,
     _NOT_H,
@@ -434,7 +434,7 @@ class Solver:
         # (fail-soft bounds jump over most steps): the exact score is the first value strictly
         # inside one.  ``extra``: the estimate's nodes, reported beside the solver's.
         t0 = time.monotonic()
-        g = start = max(-64, min(64, int(round(guess / 2.0)) * 2))
+        g = start = max(-64, min(64, even_score(guess)))
         lower, upper = -64, 64
         lower_move: int | None = None
         nodes = 0
@@ -442,7 +442,7 @@ class Solver:
             left = None if max_nodes is None else max_nodes - nodes
             if left is not None and left <= 0:
                 break
-            a, b = max(lower - 1, g - 1), min(upper + 1, g + 1)
+            a, b = window_around(g, lower, upper)
             w = self._window(position, a, b, deadline, stop, left)
             nodes += w.nodes
             if not w.finished:
@@ -661,7 +661,7 @@ def solve_move_scores(position: Position) -> dict[int, int]:
 # the public API first, then every other name endgame.py held before the split, for
 # ``endgame.X`` and ``from .endgame import X``
 __all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores", "solve_root",
-           "ASPIRATION_MIN",
+           "ASPIRATION_MIN", "even_score", "window_around",
            "solve_root_eval",
            "default_solver", "new_table", "new_control", "MODES", "NODES", "LIMIT", "ABORTED",
            "BEST", "GENERATION", "SHARED", "SHALLOW", "ORDER_SEARCH_MIN", "SHARED_MIN",

@@ -30,6 +30,18 @@ GUESS_TABLE_BITS = 16  # 1.5 MiB: the search is small and its entries are not ke
 log = get_logger("endgame")
 
 
+def even_score(v: float) -> int:
+    """``v`` rounded to the nearest even score: every final score is even, so a window of
+    width 2 around an even guess either proves it or returns a new bound."""
+    return int(round(v / 2.0)) * 2
+
+
+def window_around(g: int, lower: int, upper: int) -> tuple[int, int]:
+    """The window of width 2 around the even guess ``g``, within the proven bounds
+    [``lower``, ``upper``] of the score (a bound itself stays inside)."""
+    return max(lower - 1, g - 1), min(upper + 1, g + 1)
+
+
 class Estimator:
     """The selective search behind :meth:`estimate`, one per rule variant, built on first
     use from the shipped weights and their Multi-ProbCut statistics."""
@@ -67,8 +79,7 @@ class Estimator:
             ab.clear()
             r = ab.search(position, deadline, stop, max_depth=min(GUESS_DEPTH, position.empties),
                           selectivity=SELECTIVITY_PCT.index(GUESS_LEVEL), mpc=margins)
-        g = int(round(r.score / 2.0)) * 2
-        return max(-64, min(64, g)), int(r.nodes)
+        return max(-64, min(64, even_score(r.score))), int(r.nodes)
 
 
-__all__ = ["Estimator", "GUESS_DEPTH", "GUESS_LEVEL"]
+__all__ = ["Estimator", "GUESS_DEPTH", "GUESS_LEVEL", "even_score", "window_around"]

@@ -26,7 +26,14 @@ from typing import Callable
 
 from engine_server.game import PASS, Position
 
-from .endgame import ASPIRATION_MIN, DEFAULT_TABLE_BITS, Solver, WindowResult
+from .endgame import (
+    ASPIRATION_MIN,
+    DEFAULT_TABLE_BITS,
+    Solver,
+    WindowResult,
+    even_score,
+    window_around,
+)
 
 MAX = 64
 PREFERRED_CHECKS = 4   # favourites of the search checked for keeping a won root
@@ -196,13 +203,13 @@ class RootSolver:
             # bound: fewer windows, and narrower ones, on the way to the margin
             got = self.solver.estimate(position, deadline, stop)
             guess = None if got is None else got[0]
-        g = None if guess is None else int(round(guess / 2.0)) * 2
+        g = None if guess is None else even_score(guess)
         while not (proof.lower == proof.upper and proof.move is not None):
             if g is None or not proof.lower <= g <= proof.upper:
                 g = proof.lower if proof.lower > -MAX else proof.upper
             if proof.lower == proof.upper:  # proven from both sides, but no move reaches it yet
                 g = proof.lower
-            a, b = max(proof.lower - 1, g - 1), min(proof.upper + 1, g + 1)
+            a, b = window_around(g, proof.lower, proof.upper)
             if not record(search(position, a, b)):
                 break
             g = None
