@@ -13,7 +13,7 @@ from engine_server.eval import mpc as M
 from engine_server.eval import weights as wts
 from engine_server.eval.weights import default_weights
 from engine_server.game import Game, Position, square_name
-from engine_server.search.alphabeta import SCALE, AlphaBeta
+from engine_server.search.alphabeta import SCALE, SELECTIVITY_PCT, AlphaBeta
 from engine_server.search.limits import Limits
 from training.cli import main as train_main
 
@@ -70,6 +70,30 @@ def test_selectivity_reaches_deeper_with_fewer_nodes():
     assert cut.iterations == exact.iterations == 9
     assert cut.search_nodes < exact.search_nodes / 2
     assert exact.selectivity == 100 and cut.selectivity == 88
+
+
+def test_the_levels_below_74_cut_with_narrower_margins_and_report_themselves():
+    # node counts at a fixed depth are no measure here: each level's own move order reshapes
+    # the tree, so the level's margins are checked instead, and the depth in a second is a
+    # benchmark (docs/search.md)
+    pos = Game.from_moves(["f5", "d6", "c3", "d3", "c4", "f4", "f6", "f3", "e6", "e7"]).position
+    agents = {pct: make_agent(f"ab:threads=1,book=off,root_solve=0,selectivity={pct}")
+              for pct in (50, 60, 74)}
+    m = {pct: a.inner.margins(0, default_weights(0)) for pct, a in agents.items()}
+    assert (m[50] <= m[60]).all() and (m[60] <= m[74]).all() and (m[50] < m[74]).any()
+    for pct, agent in agents.items():
+        r = agent.search(pos, Limits(depth=9))
+        assert r.iterations == 9 and r.selectivity == pct and r.best_move in pos.legal_moves()
+
+
+def test_the_lowest_level_rises_through_every_level_to_an_exact_solve(ffo_easy):
+    row = ffo_easy[0]
+    pos = Position.from_string(row["board"], row["side"])
+    agent = make_agent("ab:threads=1,book=off,root_solve=0,selectivity=50")
+    levels = agent.inner.endgame_levels(0, default_weights(0))
+    assert [(*SELECTIVITY_PCT, 100)[lv] for lv, _ in levels] == [60, 74, 88, 93, 98, 99, 100]
+    r = agent.search(pos, Limits(iterations=50_000_000))
+    assert r.stopped_by == "solved" and r.selectivity == 100 and r.exact and r.lower == row["score"]
 
 
 def test_a_selective_search_with_budget_left_at_the_end_rises_to_an_exact_solve(ffo_easy):

@@ -230,9 +230,9 @@ _AB_PARAMS = (
     Param("random", int, 0, "play the first N plies of a game at random (self-play "
           "diversity; seeded)", min=0, max=60),
     Param("weights", str, "", "evaluation weights file (default: the shipped weights)"),
-    Param("selectivity", int, 100, "Multi-ProbCut confidence in percent (74, 88, 93, 98, 99; "
-          "100: full width): the midgame search cuts a node when a shallow search predicts "
-          "with this confidence that it will not matter", choices=(74, 88, 93, 98, 99, 100)),
+    Param("selectivity", int, 100, "Multi-ProbCut confidence in percent (50, 60, 74, 88, 93, 98, "
+          "99; 100: full width): the midgame search cuts a node when a shallow search predicts "
+          "with this confidence that it will not matter", choices=(*SELECTIVITY_PCT, 100)),
     Param("mpc_file", str, "", "Multi-ProbCut statistics for weights= (made by othello-train "
           "mpc --weights FILE; default: the shipped ones, for the shipped weights)"))
 

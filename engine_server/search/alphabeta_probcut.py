@@ -10,11 +10,15 @@ from numba import njit
 
 # Multi-ProbCut (Buro 1997, in Edax's form): at depth >= MPC_MIN_DEPTH a null-window search of
 # the shallow depth predicts the deep value; when it lies beyond the window by the margin
-# t * sigma(empties, depth) the node is cut.  Levels 0..4 are Egaroucid's confidences; SEL_EXACT
-# searches full width.  ``mpc`` tables hold the margin in score units per [depth, empties].
-SELECTIVITY_T = (1.13, 1.55, 1.81, 2.32, 2.57)
-SELECTIVITY_PCT = (74, 88, 93, 98, 99)
+# t * sigma(empties, depth) the node is cut.  Levels 2..6 are Egaroucid's confidences; 50% and
+# 60% below them cut more than any published engine does, to measure whether the depth they buy
+# still pays (docs/search.md); SEL_EXACT searches full width.  The table keeps the level in 3
+# bits, so SEL_EXACT must stay <= 7.  ``mpc`` tables hold the margin in score units per
+# [depth, empties].
+SELECTIVITY_T = (0.67, 0.84, 1.13, 1.55, 1.81, 2.32, 2.57)
+SELECTIVITY_PCT = (50, 60, 74, 88, 93, 98, 99)
 SEL_EXACT = len(SELECTIVITY_T)
+assert SEL_EXACT <= 7, "the table's selectivity field has 3 bits"
 MPC_MIN_DEPTH = 3
 PC_MAX_NEST = 2           # probes inside probes, at most (Edax: 2)
 MPC_SHAPE = (61, 65)      # [depth, empties]
