@@ -11,10 +11,10 @@ from numba import njit
 # Multi-ProbCut (Buro 1997, in Edax's form): at depth >= MPC_MIN_DEPTH a null-window search of
 # the shallow depth predicts the deep value; when it lies beyond the window by the margin
 # t * sigma(empties, depth) the node is cut.  Levels 2..6 are Egaroucid's confidences; 50% and
-# 60% below them cut more than any published engine does, to measure whether the depth they buy
-# still pays (docs/search.md); SEL_EXACT searches full width.  The table keeps the level in 3
-# bits, so SEL_EXACT must stay <= 7.  ``mpc`` tables hold the margin in score units per
-# [depth, empties].
+# 60% below them cut more than any published engine does: 3-5 plies deeper in a second, but no
+# stronger in play than 74% (docs/search.md); SEL_EXACT searches full width.  The table keeps
+# the level in 3 bits, so SEL_EXACT must stay <= 7.  ``mpc`` tables hold the margin in score
+# units per [depth, empties].
 SELECTIVITY_T = (0.67, 0.84, 1.13, 1.55, 1.81, 2.32, 2.57)
 SELECTIVITY_PCT = (50, 60, 74, 88, 93, 98, 99)
 SEL_EXACT = len(SELECTIVITY_T)
