@@ -207,7 +207,7 @@ class AlphaBeta:
         ``raise_to``: (level, margins) pairs of rising confidence, ``(SEL_EXACT, None)`` last.
         Once a selective iteration reaches the end of the game with budget left, the search
         goes on at the same depth with each of them in turn, as Edax's endgame raises its
-        selectivity (73% ... 100% there) instead of stopping: the time left is spent on a surer
+        selectivity (73% ... 100%) instead of stopping: the time left is spent on a surer
         answer, and the last level is an exact solve."""
         # the first level and the ones it may rise to, checked alike
         levels: list[tuple[int, np.ndarray]] = []
