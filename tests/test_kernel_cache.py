@@ -19,20 +19,22 @@ REPO = Path(__file__).resolve().parent.parent
 
 PROBE = """
 import json, os
+import numba
 from engine_server.game import bitboard as bb
 from engine_server.game.perft import perft_bik
 n = perft_bik(bb.START_BLACK, bb.START_WHITE, 3)
 hits = sum(perft_bik.stats.cache_hits.values())
-print(json.dumps({"perft3": n, "hits": hits, "cache": os.environ.get("NUMBA_CACHE_DIR")}))
+print(json.dumps({"perft3": n, "hits": hits, "cache": os.environ.get("NUMBA_CACHE_DIR"),
+                  "slp": numba.config.SLP_VECTORIZE}))
 """
 
 D3 = 19  # a legal first move for black; the edit below takes it out of legal_moves
 
 
-def _probe(root: Path, cache: Path) -> dict:
+def _probe(root: Path, cache: Path, **extra: str) -> dict:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("NUMBA_CACHE_DIR", "OTHELLO_NUMBA_CACHE")}
-    env.update(PYTHONPATH=str(root), OTHELLO_NUMBA_CACHE=str(cache))
+           if k not in ("NUMBA_CACHE_DIR", "OTHELLO_NUMBA_CACHE", "NUMBA_SLP_VECTORIZE")}
+    env.update(PYTHONPATH=str(root), OTHELLO_NUMBA_CACHE=str(cache), **extra)
     r = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env,
                        cwd=root, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -82,3 +84,14 @@ def test_the_cache_directory_is_named_by_the_kernel_sources_only(tmp_path):
     for layer in ("commands", "serve", "agents"):
         for path in (REPO / "engine_server" / layer).rglob("*.py"):
             assert "@njit" not in path.read_text(), f"{path}: kernels belong to the kernel layers"
+
+
+def test_the_vectorizer_is_on_by_default_and_its_setting_names_the_cache(tmp_path):
+    # numba imported first, as training/book.py does: the setting must still reach it
+    on = _probe(REPO, tmp_path)
+    off = _probe(REPO, tmp_path, NUMBA_SLP_VECTORIZE="0")
+    assert on["slp"] == 1 and off["slp"] == 0
+    assert on["perft3"] == off["perft3"] == 56
+    # code compiled one way is never loaded by a process set the other way
+    assert on["cache"] != off["cache"] and on["hits"] == off["hits"] == 0
+    assert _probe(REPO, tmp_path, NUMBA_SLP_VECTORIZE="0")["hits"] > 0
