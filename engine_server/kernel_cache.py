@@ -18,11 +18,11 @@ of other source versions unused for ``KEEP_DAYS`` are removed.
 
 It also turns on LLVM's superword-level (SLP) vectorizer, which packs the same operation on
 neighbouring values into one SIMD instruction: the flips of four directions at once, the four
-directions of move generation, the pattern indices of the evaluation.  numba has left it off by
-default since 0.57 (its pull request 8852, after miscompilations under LLVM 11 and 14); under
-llvmlite's LLVM 22 our kernels run 15-20% faster with it, in the solver and in the midgame
-search alike (``docs/endgame.md``), and the known-answer tests (perft, the FFO scores, the
-evaluation's symmetries) hold.  ``NUMBA_SLP_VECTORIZE=0`` turns it off; the setting is part of
+directions of move generation.  numba has left it off by default since 0.57 (its pull request
+8852, after miscompilations under LLVM 11 and 14); under llvmlite's LLVM 22 the solver and the
+midgame search take 0.82-0.86 of the time with it, on the same trees (``docs/endgame.md``,
+``docs/search.md``), and the known-answer tests (perft, the FFO scores, the evaluation's
+symmetries) hold.  ``NUMBA_SLP_VECTORIZE=0`` turns it off; the setting is part of
 the directory's name, so the two kinds of machine code never share a cache.
 """
 
