@@ -8,6 +8,8 @@
     othello-train selfplay --games N --out DIR   # self-play data in resumable shards
     othello-train patterns --data DIR ...        # ... added to a fit
     othello-train patterns --wthor-search 4      # WTHOR positions relabelled by searches
+    othello-train patterns --save-state S ...    # ... keeping what the fit learnt, and later
+    othello-train patterns --prior S --no-wthor --data NEW   # adding new data to it
 
 Every step is seeded; data sets are cached in --work so an interrupted run resumes.
 """
@@ -69,6 +71,15 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--search-weights", type=Path, default=None, metavar="FILE",
                    help="the weights that --wthor-search searches with (default: the "
                         "package's for the rules)")
+    t.add_argument("--prior", type=Path, default=None, metavar="STATE",
+                   help="anchor the fit on an earlier one (a --save-state file): the data "
+                        "behind it counts without being read again")
+    t.add_argument("--prior-weight", type=float, default=2.0, metavar="K",
+                   help="how much the --prior fit's data counts against the new data (its "
+                        "precision times K; 2 matched a fit of all the data at once)")
+    t.add_argument("--save-state", type=Path, default=None, metavar="STATE",
+                   help="also write this fit's state (its weights in full precision and how "
+                        "much data backs each one), for a later --prior")
     t.add_argument("--iterations", type=int, default=30, help="conjugate-gradient iterations")
     t.add_argument("--l2", type=float, default=5.0, help="L2 regularization")
     t.add_argument("--stages", type=int, default=15, choices=(15, 30, 60),
@@ -122,6 +133,23 @@ def main(argv: list[str] | None = None) -> int:
 
     rules = int(Rules.parse(args.rules))
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    prior = None
+    if not args.prior_weight > 0:
+        print(f"othello-train: --prior-weight {args.prior_weight}: must be above 0",
+              file=sys.stderr)
+        return 2
+    if args.prior is not None:
+        from .prior import FitState, StateError
+
+        try:       # before any data is read: a bad file should not cost the WTHOR solves
+            prior = FitState.load(args.prior, rules)
+        except StateError as e:
+            print(f"othello-train: --prior: {e}", file=sys.stderr)
+            return 2
+        if prior.stages != args.stages:
+            print(f"othello-train: --prior {args.prior} has {prior.stages} stages, this fit "
+                  f"{args.stages} (--stages): they must match", file=sys.stderr)
+            return 2
     t0 = time.monotonic()
     parts = []
     sources = []
@@ -184,14 +212,23 @@ def main(argv: list[str] | None = None) -> int:
             weights, _ = patterns.train(patterns.Dataset.concat(parts), args.iterations,
                                         args.l2, args.window, log=log, n_stages=args.stages)
     data = patterns.Dataset.concat(parts)
-    weights, report = patterns.train(data, args.iterations, args.l2, args.window, log=log,
-                                     n_stages=args.stages)
+    weights, report, state = patterns.train_with_state(
+        data, args.iterations, args.l2, args.window, log=log, n_stages=args.stages,
+        prior=prior, rules=rules, prior_weight=args.prior_weight)
     out = args.out or wts.weights_path(rules)
     meta = {"command": "othello-train " + " ".join(sys.argv[1:] if argv is None else argv),
             "rules": args.rules, "data": sources, "solve_empties": args.solve_empties,
             "generations": args.generations, "iterations": args.iterations, "l2": args.l2,
             "window": args.window, "stages": args.stages, "seed": args.seed, "report": report}
+    if prior is not None:
+        meta["prior"] = {"file": str(args.prior), "positions": prior.meta.get("positions"),
+                         "weight": args.prior_weight}
     wts.save(out, weights, rules, meta)
+    if args.save_state:
+        state.meta["fits"][-1].update(command=meta["command"], data=sources)
+        state.save(args.save_state)
+        log(f"wrote {args.save_state} ({args.save_state.stat().st_size / 2**20:.2f} MiB, "
+            f"{state.meta['positions']} positions behind it)")
     log(f"wrote {out} ({out.stat().st_size / 2**20:.2f} MiB) in "
         f"{time.monotonic() - t0:.0f} s")
     if args.report:

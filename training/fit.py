@@ -85,28 +85,52 @@ def _diagonal(X, n_weights):
     return d
 
 
+def diagonal(X: np.ndarray) -> np.ndarray:
+    """diag(X^T X) over the weights: how much the positions of ``X`` say about each weight (the
+    preconditioner of :func:`fit_stage`, and the precision a fit state carries forward)."""
+    return _diagonal(X, N_WEIGHTS)
+
+
 def fit_stage(X: np.ndarray, y: np.ndarray, iterations: int = 40, l2: float = 2.0,
-              w0: np.ndarray | None = None, callback=None) -> np.ndarray:
+              w0: np.ndarray | None = None, callback=None,
+              prior: tuple[np.ndarray, np.ndarray] | None = None,
+              diag: np.ndarray | None = None) -> np.ndarray:
     """Weights (float64, discs) minimizing ``|y - Xw|^2 + l2 * |w|^2``: conjugate gradients on
-    the normal equations, preconditioned by their diagonal (Jacobi)."""
+    the normal equations, preconditioned by their diagonal (Jacobi).
+
+    ``prior=(mean, precision)``: minimize ``|y - Xw|^2 + sum_i (l2 + precision_i)
+    (w_i - mean_i)^2`` instead, the earlier fit a :class:`training.prior.FitState` carries
+    (``w0`` defaults to its mean).  ``diag``: :func:`diagonal` of ``X`` when already known."""
     chunks = 8
     grads = np.zeros((chunks, N_WEIGHTS), np.float64)
     u = np.zeros(X.shape[0], np.float64)
     y = y.astype(np.float64)
-    w = np.zeros(N_WEIGHTS, np.float64) if w0 is None else w0.astype(np.float64).copy()
-    minv = 1.0 / (_diagonal(X, N_WEIGHTS) + l2)
+    d = diagonal(X) if diag is None else diag
+    if prior is None:
+        lam: float | np.ndarray = l2
+        start = w0
+    else:
+        mean, precision = prior
+        lam = l2 + precision
+        start = mean if w0 is None else w0
+    w = np.zeros(N_WEIGHTS, np.float64) if start is None else start.astype(np.float64).copy()
+    minv = 1.0 / (d + lam)
 
     def A(v):
         _normal_product(X, v, chunks, grads, u)
-        return grads.sum(axis=0) + l2 * v
+        return grads.sum(axis=0) + lam * v
 
     _transpose_product(X, y, chunks, grads)
     b = grads.sum(axis=0)
+    if prior is not None:
+        b += lam * prior[0]
     r = b - A(w)
     z = minv * r
     p = z.copy()
     rz = float(r @ z)
     for it in range(iterations):
+        if rz == 0.0:       # already exact: nothing to fit (no positions, or the prior fits)
+            break
         Ap = A(p)
         alpha = rz / float(p @ Ap)
         w += alpha * p
@@ -120,4 +144,4 @@ def fit_stage(X: np.ndarray, y: np.ndarray, iterations: int = 40, l2: float = 2.
     return w
 
 
-__all__ = ["features_of", "predict", "fit_stage"]
+__all__ = ["features_of", "predict", "diagonal", "fit_stage"]

@@ -30,6 +30,7 @@ from engine_server.eval.features import N_STAGES, N_WEIGHTS, STAGE_COUNTS, WEIGH
 from engine_server.game.bitboard import REVERSED, STANDARD
 
 from . import fit, labels, wthor
+from .prior import FitState
 
 
 @dataclass
@@ -193,10 +194,29 @@ def train(data: Dataset, iterations: int = 30, l2: float = 5.0, window: int = 1,
           holdout: int = 20, log=print, n_stages: int = N_STAGES
           ) -> tuple[np.ndarray, list[dict]]:
     """Fit every stage; returns (int16 weights in 1/64 disc, per-stage report rows)."""
+    weights, report, _ = train_with_state(data, iterations, l2, window, holdout, log, n_stages)
+    return weights, report
+
+
+def train_with_state(data: Dataset, iterations: int = 30, l2: float = 5.0, window: int = 1,
+                     holdout: int = 20, log=print, n_stages: int = N_STAGES,
+                     prior: FitState | None = None, rules: int = STANDARD,
+                     prior_weight: float = 2.0) -> tuple[np.ndarray, list[dict], FitState]:
+    """:func:`train`, anchored on an earlier fit's ``prior`` when given, and the state that
+    carries this fit (and the prior's) forward.  ``prior_weight`` scales the prior's precision:
+    its diagonal leaves out how the earlier positions tie weights together, so at 1 the anchored
+    fit leans towards the new data more than a fit of all the data at once would; at 2 it
+    matched such a fit on both data sets' held-out games (docs/evaluation.md, "Carrying a fit
+    forward")."""
     if n_stages not in STAGE_COUNTS:
         raise ValueError(f"{n_stages} stages: expected one of {STAGE_COUNTS}")
+    if prior is not None and prior.stages != n_stages:
+        raise ValueError(f"the prior fit has {prior.stages} stages, this fit {n_stages}: "
+                         f"they must match (--stages)")
     per = 60 // n_stages
     weights = np.zeros((n_stages, N_WEIGHTS), np.int16)
+    mean = np.zeros((n_stages, N_WEIGHTS), np.float64)
+    precision = np.zeros((n_stages, N_WEIGHTS), np.float64)
     test_game = (data.game % holdout) == 0 if holdout else np.zeros(len(data), bool)
     report = []
     for s in range(n_stages):
@@ -206,8 +226,13 @@ def train(data: Dataset, iterations: int = 30, l2: float = 5.0, window: int = 1,
         tr = np.nonzero(rows & ~test_game)[0]
         te = np.nonzero(own & test_game)[0]
         X = fit.features_of(data.P[tr], data.O[tr])
-        w = fit.fit_stage(X, data.target[tr].astype(np.float64), iterations, l2)
+        d = fit.diagonal(X)
+        anchor = None if prior is None else (prior.mean[s], prior_weight * prior.precision[s])
+        w = fit.fit_stage(X, data.target[tr].astype(np.float64), iterations, l2,
+                          prior=anchor, diag=d)
         del X
+        mean[s] = w
+        precision[s] = d if prior is None else d + prior.precision[s]
         q = np.clip(np.rint(w * WEIGHT_SCALE), -32767, 32767).astype(np.int16)
         weights[s] = q
         last = 60 if s == n_stages - 1 else (s + 1) * per - 1
@@ -225,7 +250,12 @@ def train(data: Dataset, iterations: int = 30, l2: float = 5.0, window: int = 1,
         row["seconds"] = round(time.monotonic() - t0, 1)
         report.append(row)
         log(json.dumps(row))
-    return weights, report
+    positions = int(np.count_nonzero(~test_game))
+    fits = ([] if prior is None else list(prior.meta.get("fits", []))) + [
+        {"positions": positions, "l2": l2, "window": window}
+        | ({} if prior is None else {"prior_weight": prior_weight})]
+    meta = {"fits": fits, "positions": sum(f["positions"] for f in fits)}
+    return weights, report, FitState(mean, precision, int(rules), meta)
 
 
 def plot_report(report: list[dict], path: Path, title: str) -> None:
@@ -249,4 +279,5 @@ def plot_report(report: list[dict], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-__all__ = ["Dataset", "wthor_dataset", "relabel", "train", "plot_report", "label_games", "REVERSED"]
+__all__ = ["Dataset", "wthor_dataset", "relabel", "train", "train_with_state", "plot_report",
+           "label_games", "REVERSED"]
