@@ -24,13 +24,13 @@ missing, corrupt or mismatched file raises :class:`StateError` naming the file a
 from __future__ import annotations
 
 import json
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from engine_server.eval.features import N_WEIGHTS, SIZES, STAGE_COUNTS
+from engine_server.eval.weights import read_checked
 
 
 class StateError(RuntimeError):
@@ -61,19 +61,10 @@ class FitState:
 
     @classmethod
     def load(cls, path: str | Path, rules: int | None = None) -> "FitState":
-        p = Path(path)
-        if not p.is_file():
-            raise StateError(f"fit state {p} not found (make one with othello-train patterns "
-                             f"--save-state)")
-        try:
-            with np.load(p, allow_pickle=False) as z:
-                mean, precision = z["mean"], z["precision"]
-                layout, file_rules = z["layout"], int(z["rules"])
-                meta = json.loads(str(z["meta"]))
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as e:
-            raise StateError(f"fit state {p} is unreadable: {e}") from None
-        if layout.shape != SIZES.shape or not np.array_equal(layout, SIZES):
-            raise StateError(f"fit state {p} was made for other patterns")
+        arrays, file_rules, meta = read_checked(
+            path, ("mean", "precision"), "fit state", StateError,
+            "make one with othello-train patterns --save-state", rules)
+        mean, precision, p = arrays["mean"], arrays["precision"], Path(path)
         ok = (mean.ndim == 2 and mean.shape[0] in STAGE_COUNTS and mean.shape[1] == N_WEIGHTS
               and precision.shape == mean.shape)
         if not ok:
@@ -83,8 +74,6 @@ class FitState:
         if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(precision))
                 and np.all(precision >= 0)):
             raise StateError(f"fit state {p} holds non-finite values or negative precision")
-        if rules is not None and file_rules != int(rules):
-            raise StateError(f"fit state {p} is for rules {file_rules}, not {rules}")
         return cls(mean.astype(np.float64), precision.astype(np.float64), file_rules, meta)
 
 

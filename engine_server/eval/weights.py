@@ -47,27 +47,40 @@ def _shape_ok(w: np.ndarray) -> bool:
     return w.ndim == 2 and w.shape[0] in STAGE_COUNTS and w.shape[1] == N_WEIGHTS
 
 
-def load(path: str | Path, rules: int | None = None) -> tuple[np.ndarray, dict]:
-    """``(weights int32 [stages, N_WEIGHTS], meta)`` from ``path``."""
+def read_checked(path: str | Path, keys: tuple[str, ...], what: str, error: type[Exception],
+                 hint: str, rules: int | None = None) -> tuple[dict[str, np.ndarray], int, dict]:
+    """``(arrays, rules, meta)`` of a compressed file made for these patterns (the weights, or
+    a fit state of training/prior.py); a file that is missing, unreadable, made for other
+    patterns or, when ``rules`` is given, for other rules raises ``error`` naming ``what`` and
+    the path (``hint``: how to get one)."""
     p = Path(path)
     if not p.is_file():
-        raise WeightsError(f"evaluation weights {p} not found (reinstall the package, or "
-                           f"train them: othello-train patterns)")
+        raise error(f"{what} {p} not found ({hint})")
     try:
         with np.load(p, allow_pickle=False) as z:
-            w = z["weights"]
+            arrays = {k: z[k] for k in keys}
             layout = z["layout"]
             file_rules = int(z["rules"])
             meta = json.loads(str(z["meta"]))
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as e:
-        raise WeightsError(f"evaluation weights {p} are unreadable: {e}") from None
+        raise error(f"{what} {p}: unreadable ({e})") from None
     if layout.shape != SIZES.shape or not np.array_equal(layout, SIZES):
-        raise WeightsError(f"evaluation weights {p} were made for other patterns")
-    if not _shape_ok(w) or w.dtype != np.int16:
-        raise WeightsError(f"evaluation weights {p} have shape {w.shape} {w.dtype}, expected "
-                           f"int16 [stages, {N_WEIGHTS}] with stages one of {STAGE_COUNTS}")
+        raise error(f"{what} {p}: made for other patterns")
     if rules is not None and file_rules != int(rules):
-        raise WeightsError(f"evaluation weights {p} are for rules {file_rules}, not {rules}")
+        raise error(f"{what} {p}: for rules {file_rules}, not {rules}")
+    return arrays, file_rules, meta
+
+
+def load(path: str | Path, rules: int | None = None) -> tuple[np.ndarray, dict]:
+    """``(weights int32 [stages, N_WEIGHTS], meta)`` from ``path``."""
+    arrays, _, meta = read_checked(path, ("weights",), "evaluation weights", WeightsError,
+                                   "reinstall the package, or train them: othello-train "
+                                   "patterns", rules)
+    w = arrays["weights"]
+    if not _shape_ok(w) or w.dtype != np.int16:
+        raise WeightsError(f"evaluation weights {path} have shape {w.shape} {w.dtype}, "
+                           f"expected int16 [stages, {N_WEIGHTS}] with stages one of "
+                           f"{STAGE_COUNTS}")
     return np.ascontiguousarray(w, dtype=np.int32), meta
 
 
@@ -90,4 +103,4 @@ def load_or_default(path: str | Path | None, rules: int) -> np.ndarray:
 
 
 __all__ = ["WeightsError", "weights_path", "save", "load", "load_or_default", "default_weights",
-           "DATA_DIR"]
+           "read_checked", "DATA_DIR"]
