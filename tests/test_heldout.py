@@ -84,3 +84,50 @@ def test_two_evaluations_are_judged_by_the_same_labels(tmp_path):
     # an evaluation that says 0 everywhere is as far off as the labels are from 0
     assert flat["rows"][-1]["mae_depth0"] == round(float(np.mean(np.abs(labels))), 3)
     assert H.report(0, shipped, positions, 4, 1, tmp_path, quiet)["rows"][-1]["mae_depth4"] == 0
+
+
+def test_an_outside_judge_over_nboard_gives_the_labels(tmp_path, monkeypatch):
+    """Our own engine as the judge, over NBoard at depth 2: its values are the full-width
+    depth-2 values the internal search finds, so an evaluation searched to depth 2 is 0 from
+    them and the static one as far as the internal labels say."""
+    import sys
+
+    from engine_server.eval import weights as wts
+    from training.mpc import search_values
+
+    positions = H.heldout_positions(data_file("wthor-sample.wtb"), 5, 3, 30, 40)
+    judge = f"me=nboard:{sys.executable} -m engine_server --agent ab --no-warmup"
+    quiet = lambda msg: None  # noqa: E731
+    judged = H.judge_values(positions, judge, 2, 30.0, quiet, tmp_path)
+    ours = search_values(positions, wts.default_weights(0), 2, 1, quiet)
+    assert judged.tolist() == ours[:, 2].tolist() and np.abs(judged).sum() > 0
+    # the answers are cached: the same call again starts no engine
+    import clients.match.players as players
+
+    with monkeypatch.context() as m:
+        m.setattr(players, "make_player", lambda *a: pytest.fail("the judge was asked again"))
+        assert H.judge_values(positions, judge, 2, 30.0, quiet, tmp_path).tolist() == \
+            judged.tolist()
+
+    out = tmp_path / "judged.json"
+    assert train_main(["heldout", "--wthor", str(data_file("wthor-sample.wtb")),
+                       "--positions", "5", "--min-empties", "30", "--max-empties", "40",
+                       "--depth", "2", "--seed", "3", "--threads", "1", "--judge", judge,
+                       "--work", str(tmp_path), "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    total = result["rows"][-1]
+    assert result["judge"] == judge and result["judge_name"] == "me"
+    assert total["mae_depth2"] == 0.0
+    assert total["mae_depth0"] == round(float(np.mean(np.abs(ours[:, 0] - ours[:, 2]))), 3)
+
+
+def test_a_judge_that_cannot_value_a_position_is_reported_by_name(tmp_path, capsys):
+    sample = data_file("wthor-sample.wtb")
+    base = ["heldout", "--wthor", str(sample), "--positions", "2", "--depth", "2",
+            "--threads", "1", "--work", str(tmp_path)]
+    assert train_main([*base, "--judge", "telnet:nowhere"]) == 2
+    assert "--judge" in capsys.readouterr().err
+    # an engine that is not there: the command fails and names the judge
+    assert train_main([*base, "--judge", "ghost=nboard:/nonexistent/engine"]) == 1
+    assert "ghost" in capsys.readouterr().err
+    assert train_main([*base, "--judge", "nboard:x", "--label-weights", "w.npz"]) == 2

@@ -13,8 +13,12 @@ WTHOR games that ``othello-train patterns`` holds out of its fit (game index div
 ab:depth=2 (as ``othello-train mpc``).  The search values are cached in ``--work`` (resumable).
 
 The labels come from the same evaluation they judge, searched deeper: a better evaluation
-lowers its shallow error against its own deep values as well as against a stronger judge's,
-but the independent check (another engine's depth-20 values) is not this command's.
+lowers its shallow error against its own deep values as well as against a stronger judge's.
+``--judge SPEC`` takes the labels from another engine instead, the independent check: any
+player of ``othello-match`` that reports an evaluation with its move, e.g.
+``nboard:/path/to/ntest`` (sent ``set depth`` ``--depth``) or ``gtp:...``; its value of each
+position, the side to move's view, is the label.  Its answers are cached in ``--work`` as
+well, so a long labelling resumes.
 """
 
 from __future__ import annotations
@@ -72,7 +76,10 @@ def errors(values: np.ndarray, empties: np.ndarray, depth: int,
     per bucket that has positions, then one for all of them.  The label is ``labels``' value
     at ``depth`` (``values``' own when not given), or at the end when fewer empties remain."""
     idx = np.arange(len(values))
-    label = (values if labels is None else labels)[idx, np.minimum(depth, empties)]
+    if labels is not None and labels.ndim == 1:
+        label = labels          # one value per position: an outside judge's
+    else:
+        label = (values if labels is None else labels)[idx, np.minimum(depth, empties)]
     rows = []
     lo_all, hi_all = int(empties.min()), int(empties.max())
     buckets = [(lo, min(lo + BUCKET - 1, hi_all))
@@ -92,10 +99,11 @@ def errors(values: np.ndarray, empties: np.ndarray, depth: int,
 
 def report(rules: int, weights: np.ndarray, positions: list[Position], depth: int, threads: int,
            work: Path | None, log: Callable[[str], None],
-           label_weights: np.ndarray | None = None) -> dict[str, Any]:
+           label_weights: np.ndarray | None = None, judge: np.ndarray | None = None
+           ) -> dict[str, Any]:
     """The errors of ``weights``' shallow values against depth-``depth`` values of
     ``label_weights`` (the same weights when not given), so that two evaluations are judged
-    by one set of labels."""
+    by one set of labels; or against ``judge``, one outside value per position."""
     from engine_server.eval import mpc as M
 
     from .mpc import search_values
@@ -106,13 +114,87 @@ def report(rules: int, weights: np.ndarray, positions: list[Position], depth: in
         return search_values(positions, w, d, threads, log, cache)
 
     t0 = time.monotonic()
-    labels = searched(weights if label_weights is None else label_weights, depth)
-    same = label_weights is None or np.array_equal(label_weights, weights)
-    values = labels if same else searched(weights, max(SHALLOW))
+    if judge is not None:
+        labels = judge
+        values = searched(weights, max(SHALLOW))
+    else:
+        labels = searched(weights if label_weights is None else label_weights, depth)
+        same = label_weights is None or np.array_equal(label_weights, weights)
+        values = labels if same else searched(weights, max(SHALLOW))
     empties = np.array([p.empties for p in positions])
     return {"rules": str(Rules(rules)), "positions": len(positions), "label_depth": depth,
             "seconds": round(time.monotonic() - t0, 1),
             "rows": errors(values, empties, depth, labels)}
+
+
+class JudgeError(Exception):
+    """The outside judge could not value a position (it died, timed out or gave no value)."""
+
+
+def judge_values(positions: list[Position], spec_text: str, depth: int, move_time: float,
+                 log: Callable[[str], None], cache: Path | None = None) -> np.ndarray:
+    """Each position's value in discs, side to move's view, as the engine of ``spec_text``
+    (a player spec of ``othello-match``) reports it with its move; an NBoard engine is sent
+    ``set depth depth`` and ``move_time`` seconds a move, so that the depth, not the clock,
+    ends its search.  Answers are saved to ``cache`` as they come (resumable)."""
+    import hashlib
+
+    from clients.match.players import (
+        PlayerError,
+        PlayerSpec,
+        TimeControl,
+        Turn,
+        make_player,
+    )
+
+    spec = PlayerSpec.parse(spec_text)
+    n = len(positions)
+    values, done = np.full(n, np.nan), np.zeros(n, bool)
+    key = hashlib.sha256(repr((spec.target, depth, [p.to_string() + str(p.side)
+                                                    for p in positions])).encode())
+    path = None if cache is None else cache / f"judge-{key.hexdigest()[:16]}.npz"
+    if path is not None and path.is_file():
+        with np.load(path) as z:
+            values, done = z["values"].copy(), z["done"].copy()
+        log(f"resuming: {int(done.sum())} of {n} positions already judged")
+
+    def save() -> None:
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp.npz")
+            np.savez(tmp, values=values, done=done)
+            tmp.replace(path)
+
+    if done.all():
+        return values
+    player = make_player(spec, TimeControl(move_time=move_time, grace=move_time,
+                                           nboard_depth=depth))
+    t0, fresh = time.monotonic(), 0
+    try:
+        for i, pos in enumerate(positions):
+            if done[i]:
+                continue
+            game = Game(pos)
+            if fresh == 0:
+                player.new_game(game, pos.side, 0)
+            reply = player.genmove(Turn(game=game, color=pos.side, clock_left=None, items=[],
+                                        wait=2 * move_time + 30))
+            if reply.eval is None:
+                raise JudgeError(f"{spec.name} gave no evaluation with its move "
+                                 f"for position {i} ({pos.to_ggf()})")
+            values[i], done[i] = float(reply.eval), True
+            fresh += 1
+            if fresh % 25 == 0 or done.all():
+                save()
+                dt = time.monotonic() - t0
+                log(f"  {int(done.sum())}/{n} positions judged by {spec.name}, "
+                    f"{dt / fresh:.2f} s each")
+    except PlayerError as e:
+        raise JudgeError(f"{spec.name}: {e}") from None
+    finally:
+        save()
+        player.close()
+    return values
 
 
 def plot(result: dict[str, Any], path: Path, title: str) -> None:
@@ -127,7 +209,9 @@ def plot(result: dict[str, Any], path: Path, title: str) -> None:
     for d in SHALLOW:
         ax.plot(x, [r[f"mae_depth{d}"] for r in rows], "o-", label=f"depth {d}")
     ax.set_xlabel("empty squares")
-    ax.set_ylabel(f"mean |value - depth-{result['label_depth']} value| (discs)")
+    who = result.get("judge_name", "")
+    ax.set_ylabel(f"mean |value - {who + ' ' if who else ''}depth-{result['label_depth']} "
+                  "value| (discs)")
     ax.set_title(title)
     ax.invert_xaxis()
     ax.grid(alpha=0.3)
@@ -151,6 +235,11 @@ def add_parser(sub: Any) -> None:
     h.add_argument("--label-weights", type=Path, default=None,
                    help="the weights whose deep search gives the labels (default: the "
                         "package's), so that two evaluations meet the same labels")
+    h.add_argument("--judge", default=None, metavar="SPEC",
+                   help="take the labels from this engine (an othello-match player spec, e.g. "
+                        "nboard:/path/to/ntest, sent 'set depth' --depth) instead of our search")
+    h.add_argument("--judge-time", type=float, default=60.0,
+                   help="seconds the judge is given a position (generous: its depth ends it)")
     h.add_argument("--threads", type=int, default=2)
     h.add_argument("--seed", type=int, default=7)
     h.add_argument("--work", type=Path, default=Path("build/train"),
@@ -170,6 +259,10 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         print("othello-train heldout: need 1 <= --min-empties <= --max-empties <= 59",
               file=sys.stderr)
         return 2
+    if args.judge is not None and args.label_weights is not None:
+        print("othello-train heldout: --judge and --label-weights both choose the labels; "
+              "give one", file=sys.stderr)
+        return 2
     weights = wts.load_or_default(args.weights, rules)
     label_weights = wts.load_or_default(args.label_weights, rules)
     if rules == int(Rules.STANDARD):
@@ -180,19 +273,41 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         positions = [p for p in selfplay_positions(rules, 4 * args.positions, args.seed)
                      if args.min_empties <= p.empties <= args.max_empties][:args.positions]
         source = f"ab:depth=2 self-play, seed {args.seed}"
-    log(f"{len(positions)} positions of {source}; labels: depth {args.depth}")
+    judged = None
+    if args.judge is not None:
+        log(f"{len(positions)} positions of {source}; labels: {args.judge} at depth "
+            f"{args.depth}")
+        try:
+            judged = judge_values(positions, args.judge, args.depth, args.judge_time, log,
+                                  args.work)
+        except ValueError as e:   # a bad spec
+            print(f"othello-train heldout: --judge: {e}", file=sys.stderr)
+            return 2
+        except JudgeError as e:
+            print(f"othello-train heldout: the judge failed: {e} (answers so far are kept in "
+                  f"{args.work}; the same command resumes)", file=sys.stderr)
+            return 1
+    else:
+        log(f"{len(positions)} positions of {source}; labels: depth {args.depth}")
     result = report(rules, weights, positions, args.depth, args.threads, args.work, log,
-                    label_weights)
+                    label_weights, judged)
+    if args.judge is not None:
+        from clients.match.players import PlayerSpec
+
+        result["judge"] = args.judge
+        result["judge_name"] = PlayerSpec.parse(args.judge).name
     result["command"] = "othello-train " + " ".join(sys.argv[1:] if argv is None else argv)
     result["data"] = source
     text = json.dumps(result, indent=1)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text + "\n")
+        whose = f"{result['judge_name']}'s " if args.judge is not None else ""
         plot(result, args.out.with_suffix(".png"),
-             f"error against depth-{args.depth} values ({args.rules} rules, held out)")
+             f"error against {whose}depth-{args.depth} values ({args.rules} rules, held out)")
     print(text)
     return 0
 
 
-__all__ = ["add_parser", "errors", "heldout_positions", "main", "report"]
+__all__ = ["JudgeError", "add_parser", "errors", "heldout_positions", "judge_values", "main",
+           "report"]
