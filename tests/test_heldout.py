@@ -131,3 +131,54 @@ def test_a_judge_that_cannot_value_a_position_is_reported_by_name(tmp_path, caps
     assert train_main([*base, "--judge", "ghost=nboard:/nonexistent/engine"]) == 1
     assert "ghost" in capsys.readouterr().err
     assert train_main([*base, "--judge", "nboard:x", "--label-weights", "w.npz"]) == 2
+
+
+def test_the_regret_is_what_the_judge_loses_by_our_first_choice():
+    nan = np.nan
+    ours = np.array([1.0, 3.0, 2.0, 5.0, 5.0])
+    judged = np.array([0.0, -1.0, 4.0, 2.0, 3.0])
+    parent = np.array([0, 0, 0, 1, 1])
+    # position 0: we pick the second move (3), the judge's best is the third: 4 - (-1);
+    # position 1: a tie goes to the first move in order
+    assert H.regrets(ours, judged, parent, 2).tolist() == [5.0, 1.0]
+    # a move whose game is over keeps its exact value; the others turn to the mover's view
+    kid = np.array([0, -1, 1])
+    sign = np.array([-1.0, -1.0, 1.0])
+    exact = np.array([nan, 12.0, nan])
+    assert H.move_values(np.array([2.0, 3.0]), kid, sign, exact).tolist() == [-2.0, 12.0, 3.0]
+
+
+def test_every_move_becomes_a_position_with_a_move_to_make():
+    positions = H.heldout_positions(data_file("wthor-sample.wtb"), 6, 3, 15, 40)
+    kids, parent, kid, sign, exact = H.children(positions)
+    assert len(parent) == sum(len(p.legal_moves()) for p in positions)
+    assert np.bincount(parent).tolist() == [len(p.legal_moves()) for p in positions]
+    for j in range(len(parent)):
+        mover = positions[parent[j]].side
+        if kid[j] < 0:
+            assert not np.isnan(exact[j])
+            continue
+        k = kids[kid[j]]
+        assert k.legal_moves() and np.isnan(exact[j])
+        # -1: the opponent is to move; +1: it had to pass, the mover moves again
+        assert (k.side == mover) == (sign[j] == 1.0)
+
+
+def test_our_own_depth_2_as_the_judge_leaves_no_regret_at_depth_2(tmp_path):
+    import sys
+
+    sample = data_file("wthor-sample.wtb")
+    judge = f"me=nboard:{sys.executable} -m engine_server --agent ab --no-warmup"
+    out = tmp_path / "regret.json"
+    assert train_main(["heldout", "--wthor", str(sample), "--positions", "4",
+                       "--min-empties", "30", "--max-empties", "40", "--depth", "2",
+                       "--threads", "1", "--judge", judge, "--regret",
+                       "--work", str(tmp_path), "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    total = result["rows"][-1]
+    assert result["label_depth"] == 3 and result["moves"] > result["positions"] == 4
+    # the judge's values of the moves are our depth-2 values: our depth-2 choice is its best
+    assert total["regret_depth2"] == 0.0
+    assert total["regret_depth0"] >= 0 and total["mae_depth0"] > 0
+    assert out.with_suffix(".png").stat().st_size > 0
+    assert train_main(["heldout", "--regret"]) == 2

@@ -127,6 +127,97 @@ def report(rules: int, weights: np.ndarray, positions: list[Position], depth: in
             "rows": errors(values, empties, depth, labels)}
 
 
+def children(positions: list[Position]) -> tuple[list[Position], np.ndarray, np.ndarray,
+                                                 np.ndarray, np.ndarray]:
+    """Every legal move of every position, as the searches and the judge need it: ``kids``, the
+    positions to value (after the move, or after the opponent's forced pass too), and per move
+    its parent's index, its index in ``kids`` (-1 where the game is over), the sign that turns
+    a kid's value into the parent's mover's view, and the exact final score where the game is
+    over (NaN elsewhere); moves in ``legal_moves`` order."""
+    kids: list[Position] = []
+    parent, kid, sign, exact = [], [], [], []
+    for i, pos in enumerate(positions):
+        for m in pos.legal_moves():
+            c = pos.play(m)
+            parent.append(i)
+            if c.is_game_over():
+                kid.append(-1)
+                sign.append(-1.0)
+                exact.append(-float(c.score()))
+                continue
+            if c.must_pass():
+                c, s = c.play(PASS), 1.0
+            else:
+                s = -1.0
+            kid.append(len(kids))
+            kids.append(c)
+            sign.append(s)
+            exact.append(np.nan)
+    return (kids, np.array(parent, np.int64), np.array(kid, np.int64), np.array(sign),
+            np.array(exact))
+
+
+def move_values(kid_values: np.ndarray, kid: np.ndarray, sign: np.ndarray, exact: np.ndarray
+                ) -> np.ndarray:
+    """Each move's value from its parent's mover's view, given one value per kid."""
+    out = exact.copy()
+    live = kid >= 0
+    out[live] = sign[live] * kid_values[kid[live]]
+    return out
+
+
+def regrets(ours: np.ndarray, judged: np.ndarray, parent: np.ndarray, n: int) -> np.ndarray:
+    """Per position, how much worse by the judge the move is that ``ours`` ranks first (the
+    first of equals, in move order) than the judge's best: 0 where we pick a best move."""
+    out = np.zeros(n)
+    for i in range(n):
+        sel = np.flatnonzero(parent == i)
+        pick = sel[int(np.argmax(ours[sel]))]
+        out[i] = judged[sel].max() - judged[pick]
+    return out
+
+
+def regret_report(rules: int, weights: np.ndarray, positions: list[Position], depth: int,
+                  threads: int, work: Path | None, log: Callable[[str], None],
+                  judge: np.ndarray, kids: list[Position], parent: np.ndarray,
+                  kid: np.ndarray, sign: np.ndarray, exact: np.ndarray) -> dict[str, Any]:
+    """Scores moves, not values: ``judge`` holds the outside engine's depth-``depth`` value of
+    every kid. A search of depth d ranks the moves by our depth-d values of the kids; its
+    regret is the judge's value of its best move less that of ours.  The positions' own values
+    are scored too, against the judge's best move (a depth ``depth + 1`` value).  A search
+    needs only the order of its moves' values, so an error the moves share, which costs the
+    absolute error as much as any other, costs the regret nothing."""
+    from engine_server.eval import mpc as M
+
+    from .mpc import search_values
+
+    def searched(ps: list[Position], tag: str) -> np.ndarray:
+        cache = None if work is None else \
+            work / f"heldout-{tag}-{rules}-{M.fingerprint(weights)}-{len(ps)}-d{max(SHALLOW)}.npz"
+        return search_values(ps, weights, max(SHALLOW), threads, log, cache)
+
+    t0 = time.monotonic()
+    judged = move_values(judge, kid, sign, exact)
+    best = np.array([judged[parent == i].max() for i in range(len(positions))])
+    empties = np.array([p.empties for p in positions])
+    rows = errors(searched(positions, "pos"), empties, depth + 1, best)
+    ours = searched(kids, "kids")
+    kid_empties = np.array([k.empties for k in kids])
+    per_depth = {}
+    for d in SHALLOW:
+        # a kid with fewer empties than d is searched to its end, the exact value
+        col = ours[np.arange(len(kids)), np.minimum(d, kid_empties)]
+        per_depth[d] = regrets(move_values(col, kid, sign, exact), judged, parent,
+                               len(positions))
+    for row in rows:
+        sel = (empties >= row["empties"][0]) & (empties <= row["empties"][1])
+        for d in SHALLOW:
+            row[f"regret_depth{d}"] = round(float(per_depth[d][sel].mean()), 3)
+    return {"rules": str(Rules(rules)), "positions": len(positions), "moves": len(parent),
+            "label_depth": depth + 1, "judge_depth": depth,
+            "seconds": round(time.monotonic() - t0, 1), "rows": rows}
+
+
 class JudgeError(Exception):
     """The outside judge could not value a position (it died, timed out or gave no value)."""
 
@@ -207,7 +298,10 @@ def plot(result: dict[str, Any], path: Path, title: str) -> None:
     x = [(r["empties"][0] + r["empties"][1]) / 2 for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4))
     for d in SHALLOW:
-        ax.plot(x, [r[f"mae_depth{d}"] for r in rows], "o-", label=f"depth {d}")
+        line, = ax.plot(x, [r[f"mae_depth{d}"] for r in rows], "o-", label=f"depth {d}")
+        if f"regret_depth{d}" in rows[0]:
+            ax.plot(x, [r[f"regret_depth{d}"] for r in rows], "s--", color=line.get_color(),
+                    label=f"depth {d}, regret of its move")
     ax.set_xlabel("empty squares")
     who = result.get("judge_name", "")
     ax.set_ylabel(f"mean |value - {who + ' ' if who else ''}depth-{result['label_depth']} "
@@ -240,6 +334,10 @@ def add_parser(sub: Any) -> None:
                         "nboard:/path/to/ntest, sent 'set depth' --depth) instead of our search")
     h.add_argument("--judge-time", type=float, default=60.0,
                    help="seconds the judge is given a position (generous: its depth ends it)")
+    h.add_argument("--regret", action="store_true",
+                   help="with --judge: the judge values every move (at --depth) and the report "
+                        "adds each search depth's regret, the judge's value lost by the move "
+                        "our search ranks first")
     h.add_argument("--threads", type=int, default=2)
     h.add_argument("--seed", type=int, default=7)
     h.add_argument("--work", type=Path, default=Path("build/train"),
@@ -259,6 +357,9 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         print("othello-train heldout: need 1 <= --min-empties <= --max-empties <= 59",
               file=sys.stderr)
         return 2
+    if args.regret and args.judge is None:
+        print("othello-train heldout: --regret needs --judge", file=sys.stderr)
+        return 2
     if args.judge is not None and args.label_weights is not None:
         print("othello-train heldout: --judge and --label-weights both choose the labels; "
               "give one", file=sys.stderr)
@@ -277,9 +378,12 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     if args.judge is not None:
         log(f"{len(positions)} positions of {source}; labels: {args.judge} at depth "
             f"{args.depth}")
+        if args.regret:
+            kids, parent, kid, sign, exact = children(positions)
+            log(f"{len(parent)} moves, {len(kids)} positions after them to judge")
         try:
-            judged = judge_values(positions, args.judge, args.depth, args.judge_time, log,
-                                  args.work)
+            judged = judge_values(kids if args.regret else positions, args.judge, args.depth,
+                                  args.judge_time, log, args.work)
         except ValueError as e:   # a bad spec
             print(f"othello-train heldout: --judge: {e}", file=sys.stderr)
             return 2
@@ -289,8 +393,13 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
             return 1
     else:
         log(f"{len(positions)} positions of {source}; labels: depth {args.depth}")
-    result = report(rules, weights, positions, args.depth, args.threads, args.work, log,
-                    label_weights, judged)
+    if args.regret:
+        assert judged is not None
+        result = regret_report(rules, weights, positions, args.depth, args.threads, args.work,
+                               log, judged, kids, parent, kid, sign, exact)
+    else:
+        result = report(rules, weights, positions, args.depth, args.threads, args.work, log,
+                        label_weights, judged)
     if args.judge is not None:
         from clients.match.players import PlayerSpec
 
@@ -304,10 +413,11 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         args.out.write_text(text + "\n")
         whose = f"{result['judge_name']}'s " if args.judge is not None else ""
         plot(result, args.out.with_suffix(".png"),
-             f"error against {whose}depth-{args.depth} values ({args.rules} rules, held out)")
+             f"error against {whose}depth-{result['label_depth']} values "
+             f"({args.rules} rules, held out)")
     print(text)
     return 0
 
 
-__all__ = ["JudgeError", "add_parser", "errors", "heldout_positions", "judge_values", "main",
-           "report"]
+__all__ = ["JudgeError", "add_parser", "children", "errors", "heldout_positions", "judge_values",
+           "main", "move_values", "regret_report", "regrets", "report"]
