@@ -182,3 +182,50 @@ def test_our_own_depth_2_as_the_judge_leaves_no_regret_at_depth_2(tmp_path):
     assert total["regret_depth0"] >= 0 and total["mae_depth0"] > 0
     assert out.with_suffix(".png").stat().st_size > 0
     assert train_main(["heldout", "--regret"]) == 2
+
+
+def test_a_forced_move_answered_without_a_value_is_valued_after_the_move(tmp_path, monkeypatch):
+    """Engines answer a forced move at once, NTest without a value: the judge is asked the
+    position after the move, from the other side's view."""
+    import clients.match.players as players
+    from clients.match.players import Reply
+    from engine_server.game import PASS, Color, Game, Position
+
+    forced = None
+    for moves in read_file(data_file("wthor-sample.wtb")).moves:
+        game = Game()
+        for m in (int(x) for x in moves if x >= 0):
+            p = game.position
+            if p.must_pass():
+                game.play(PASS)
+                p = game.position
+            if len(p.legal_moves()) == 1 and len(p.play(m).legal_moves()) > 1:
+                forced = p
+                break
+            game.play(m)
+        if forced is not None:
+            break
+    assert forced is not None
+
+    def value(p: Position) -> float:   # any value that differs by side and position
+        b, w = p.discs()
+        return float(b - w if p.side == Color.BLACK else w - b) + 0.25
+
+    class Scripted:
+        def __init__(self, *a):
+            pass
+
+        def new_game(self, *a):
+            pass
+
+        def genmove(self, turn):
+            p = turn.game.position
+            one = len(p.legal_moves()) == 1
+            return Reply(p.legal_moves()[0], None if one else value(p))
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(players, "make_player", Scripted)
+    got = H.judge_values([forced], "agent:random", 20, 1.0, lambda m: None, None)
+    assert got.tolist() == [-value(forced.play(forced.legal_moves()[0]))]

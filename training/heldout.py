@@ -227,7 +227,8 @@ def judge_values(positions: list[Position], spec_text: str, depth: int, move_tim
     """Each position's value in discs, side to move's view, as the engine of ``spec_text``
     (a player spec of ``othello-match``) reports it with its move; an NBoard engine is sent
     ``set depth depth`` and ``move_time`` seconds a move, so that the depth, not the clock,
-    ends its search.  Answers are saved to ``cache`` as they come (resumable)."""
+    ends its search.  Where it answers a forced move without a value, the position after the
+    move is asked instead.  Answers are saved to ``cache`` as they come (resumable)."""
     import hashlib
 
     from clients.match.players import (
@@ -260,20 +261,35 @@ def judge_values(positions: list[Position], spec_text: str, depth: int, move_tim
         return values
     player = make_player(spec, TimeControl(move_time=move_time, grace=move_time,
                                            nboard_depth=depth))
+
+    def ask(pos: Position, i: int) -> float:
+        # Engines answer a forced move at once, often without a value (NTest does): follow
+        # the forced moves, and the opponent's forced passes, to a position with a choice.
+        sign = 1.0
+        while True:
+            reply = player.genmove(Turn(game=Game(pos), color=pos.side, clock_left=None,
+                                        items=[], wait=2 * move_time + 30))
+            if reply.eval is not None:
+                return sign * float(reply.eval)
+            moves = pos.legal_moves()
+            if len(moves) != 1:
+                raise JudgeError(f"{spec.name} gave no evaluation with its move "
+                                 f"for position {i} ({pos.to_ggf()})")
+            pos, sign = pos.play(moves[0]), -sign
+            if pos.is_game_over():
+                return sign * float(pos.score())
+            if pos.must_pass():
+                pos, sign = pos.play(PASS), -sign
+
     t0, fresh = time.monotonic(), 0
     try:
         for i, pos in enumerate(positions):
             if done[i]:
                 continue
-            game = Game(pos)
             if fresh == 0:
-                player.new_game(game, pos.side, 0)
-            reply = player.genmove(Turn(game=game, color=pos.side, clock_left=None, items=[],
-                                        wait=2 * move_time + 30))
-            if reply.eval is None:
-                raise JudgeError(f"{spec.name} gave no evaluation with its move "
-                                 f"for position {i} ({pos.to_ggf()})")
-            values[i], done[i] = float(reply.eval), True
+                player.new_game(Game(pos), pos.side, 0)
+            values[i] = ask(pos, i)
+            done[i] = True
             fresh += 1
             if fresh % 25 == 0 or done.all():
                 save()
