@@ -229,3 +229,36 @@ def test_a_forced_move_answered_without_a_value_is_valued_after_the_move(tmp_pat
     monkeypatch.setattr(players, "make_player", Scripted)
     got = H.judge_values([forced], "agent:random", 20, 1.0, lambda m: None, None)
     assert got.tolist() == [-value(forced.play(forced.legal_moves()[0]))]
+
+
+FAKE_NBOARD = '''\
+import sys
+ANSWER = sys.argv[1]
+for line in sys.stdin:
+    word = line.split()[0] if line.split() else ""
+    if word == "ping":
+        print("pong " + line.split()[1], flush=True)
+    elif word == "go":
+        print("=== " + ANSWER, flush=True)
+    elif word == "quit":
+        break
+'''
+
+
+def test_an_empty_eval_field_is_ntests_zero_and_no_field_is_no_value(tmp_path):
+    import sys
+
+    script = tmp_path / "fake_nboard.py"
+    script.write_text(FAKE_NBOARD)
+    positions = [p for p in H.heldout_positions(data_file("wthor-sample.wtb"), 6, 3, 30, 40)
+                 if len(p.legal_moves()) > 1][:3]
+    quiet = lambda msg: None  # noqa: E731
+    zero = H.judge_values(positions, f"nboard:{sys.executable} {script} F5//0.10", 20, 5.0,
+                          quiet, None)
+    assert zero.tolist() == [0.0] * len(positions)
+    some = H.judge_values(positions, f"nboard:{sys.executable} {script} F5/-2.50/0.10", 20,
+                          5.0, quiet, None)
+    assert some.tolist() == [-2.5] * len(positions)
+    with pytest.raises(H.JudgeError, match="no evaluation"):
+        H.judge_values(positions, f"mute=nboard:{sys.executable} {script} F5", 20, 5.0, quiet,
+                       None)

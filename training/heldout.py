@@ -265,6 +265,7 @@ def judge_values(positions: list[Position], spec_text: str, depth: int, move_tim
     def ask(pos: Position, i: int) -> float:
         # Engines answer a forced move at once, often without a value (NTest does): follow
         # the forced moves, and the opponent's forced passes, to a position with a choice.
+        # NTest also leaves the field empty when the value is 0 (``=== G4//2.32``).
         sign = 1.0
         while True:
             reply = player.genmove(Turn(game=Game(pos), color=pos.side, clock_left=None,
@@ -272,6 +273,8 @@ def judge_values(positions: list[Position], spec_text: str, depth: int, move_tim
             if reply.eval is not None:
                 return sign * float(reply.eval)
             moves = pos.legal_moves()
+            if len(moves) > 1 and reply.stats.get("empty_eval"):
+                return 0.0          # NTest's way of writing a zero
             if len(moves) != 1:
                 raise JudgeError(f"{spec.name} gave no evaluation with its move "
                                  f"for position {i} ({pos.to_ggf()})")

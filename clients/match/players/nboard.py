@@ -108,7 +108,11 @@ class NBoardPlayer(Player):
             item = nb.parse_move_line(line)
         except ggf.GgfError as e:
             raise PlayerProtocolError(f"bad move line {line!r}: {e}") from None
-        return Reply(item.move, item.eval)
+        # NTest writes a zero evaluation as an empty field (``=== G4//2.32``), as GGF's move
+        # items may; a judge of values needs to tell that from no field at all.
+        fields = "/".join(line[len(nb.MOVE_PREFIX):].split()).split("/")
+        empty = item.eval is None and len(fields) > 1 and fields[1] == ""
+        return Reply(item.move, item.eval, {"empty_eval": True} if empty else {})
 
     def close(self) -> None:
         _quit(self.channel)
