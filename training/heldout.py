@@ -15,9 +15,10 @@ ab:depth=2 (as ``othello-train mpc``).  The search values are cached in ``--work
 The labels come from the same evaluation they judge, searched deeper: a better evaluation
 lowers its shallow error against its own deep values as well as against a stronger judge's.
 ``--judge SPEC`` takes the labels from another engine instead, the independent check: any
-player of ``othello-match`` that reports an evaluation with its move, e.g.
-``nboard:/path/to/ntest`` (sent ``set depth`` ``--depth``) or ``gtp:...``; its value of each
-position, the side to move's view, is the label.  Its answers are cached in ``--work`` as
+player of ``othello-match`` that reports an evaluation with its move: an NBoard engine,
+``nboard:/path/to/ntest``, sent ``set depth`` ``--depth`` (GTP answers carry no value; an
+in-process ``agent:`` searches ``--judge-time`` seconds); its value of each position, the side
+to move's view, is the label.  Its answers are cached in ``--work`` as
 well, so a long labelling resumes.
 """
 
@@ -350,7 +351,8 @@ def add_parser(sub: Any) -> None:
                         "package's), so that two evaluations meet the same labels")
     h.add_argument("--judge", default=None, metavar="SPEC",
                    help="take the labels from this engine (an othello-match player spec, e.g. "
-                        "nboard:/path/to/ntest, sent 'set depth' --depth) instead of our search")
+                        "nboard:/path/to/ntest, sent 'set depth' --depth) instead of our search; "
+                        "it must play the positions' rules (NTest knows standard rules only)")
     h.add_argument("--judge-time", type=float, default=60.0,
                    help="seconds the judge is given a position (generous: its depth ends it)")
     h.add_argument("--regret", action="store_true",
