@@ -262,3 +262,24 @@ def test_an_empty_eval_field_is_ntests_zero_and_no_field_is_no_value(tmp_path):
     with pytest.raises(H.JudgeError, match="no evaluation"):
         H.judge_values(positions, f"mute=nboard:{sys.executable} {script} F5", 20, 5.0, quiet,
                        None)
+
+
+def test_a_cache_of_other_positions_is_not_resumed(tmp_path):
+    """The cache's name holds the count, not the positions: 4 positions of another seed or range
+    of empties must be searched afresh, not read back."""
+    from engine_server.eval import weights as wts
+    from training.mpc import search_values
+
+    sample = data_file("wthor-sample.wtb")
+    a = H.heldout_positions(sample, 4, 3, 15, 25)
+    b = H.heldout_positions(sample, 4, 5, 30, 40)
+    w = wts.default_weights(0)
+    quiet = lambda msg: None  # noqa: E731
+    cache = tmp_path / "values.npz"
+    search_values(a, w, 2, 1, quiet, cache)
+    fresh = search_values(b, w, 2, 1, quiet)
+    assert np.array_equal(search_values(b, w, 2, 1, quiet, cache), fresh, equal_nan=True)
+    # and the same positions still resume
+    logs: list[str] = []
+    search_values(b, w, 2, 1, logs.append, cache)
+    assert any("resuming: 4 of 4" in m for m in logs)

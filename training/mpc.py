@@ -80,6 +80,16 @@ def selfplay_positions(rules: int, n: int, seed: int) -> list[Position]:
     return out[:n]
 
 
+def positions_digest(positions: list[Position]) -> str:
+    """Which positions, in which order: a cache of their values is only theirs."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in positions:
+        h.update(f"{p.black:x} {p.white:x} {int(p.side)} {int(p.rules)};".encode())
+    return h.hexdigest()[:24]
+
+
 def search_values(positions: list[Position], weights: np.ndarray, max_depth: int,
                   threads: int, log: Callable[[str], None], cache: Path | None = None
                   ) -> np.ndarray:
@@ -90,11 +100,17 @@ def search_values(positions: list[Position], weights: np.ndarray, max_depth: int
     n = len(positions)
     values = np.full((n, max_depth + 1), np.nan)
     done = np.zeros(n, bool)
+    # The cache's name says the weights, the count and the depth, not which positions: another
+    # seed or range of empties with as many positions must not resume from it.
+    digest = positions_digest(positions)
     if cache is not None and cache.is_file():
         with np.load(cache) as z:
-            if z["values"].shape == values.shape:
+            same = "positions" in z.files and str(z["positions"]) == digest
+            if same and z["values"].shape == values.shape:
                 values, done = z["values"].copy(), z["done"].copy()
                 log(f"resuming: {int(done.sum())} of {n} positions already searched")
+            else:
+                log(f"{cache} holds other positions' values; searching afresh")
     t0 = time.monotonic()
     counter = {"n": int(done.sum())}
 
@@ -124,7 +140,7 @@ def search_values(positions: list[Position], weights: np.ndarray, max_depth: int
             f"({dt:.0f} s, {counter['n'] / max(dt, 1e-9):.2f} positions/s)")
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(cache, values=values, done=done)
+            np.savez(cache, values=values, done=done, positions=np.str_(digest))
 
     run_chunks(n, 8, threads, make_state, work, progress)
     return values
@@ -192,5 +208,5 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["add_parser", "fit_and_save", "main", "search_values", "selfplay_positions",
-           "wthor_positions"]
+__all__ = ["add_parser", "fit_and_save", "main", "positions_digest", "search_values",
+           "selfplay_positions", "wthor_positions"]
