@@ -33,12 +33,19 @@ def is_move_line(line: str) -> bool:
     return line.startswith(MOVE_PREFIX)
 
 
+def move_fields(line: str) -> list[str]:
+    """A move line's fields, move first: ``=== F5/1.23/0.120`` or the same separated by
+    spaces, as some engines write them; an empty field (NTest's zero eval, ``G4//2.32``)
+    stays empty."""
+    return "/".join(line[len(MOVE_PREFIX):].split()).split("/")
+
+
 def parse_move_line(line: str) -> MoveItem:
-    """``=== F5/1.23/0.120`` (or the fields separated by spaces, as some engines write them)
-    to its move, eval and time; :class:`GgfError` naming the problem."""
+    """A move line (:func:`move_fields`) to its move, eval and time; :class:`GgfError` naming
+    the problem."""
     if not is_move_line(line):
         raise GgfError(f"not a move line: {line!r}")
-    return parse_move_item("/".join(line[len(MOVE_PREFIX):].split()))
+    return parse_move_item("/".join(move_fields(line)))
 
 
 def depth_token(exact: bool, wld: bool, depth: int | None, selectivity: int = 100) -> str:
@@ -124,7 +131,7 @@ def parse_myname(line: str) -> str | None:
 
 __all__ = [
     "GgfError", "HintLine", "MOVE_PREFIX", "analysis_line", "book_line", "depth_token",
-    "is_move_line", "move_line", "myname_line", "nodestats_line", "parse_hint_line",
+    "is_move_line", "move_fields", "move_line", "myname_line", "nodestats_line", "parse_hint_line",
     "parse_move_line", "parse_myname", "pong_line", "search_line", "set_game_line",
     "status_line",
 ]

@@ -98,6 +98,18 @@ def errors(values: np.ndarray, empties: np.ndarray, depth: int,
     return rows
 
 
+def _searched(rules: int, positions: list[Position], w: np.ndarray, d: int, threads: int,
+              work: Path | None, log: Callable[[str], None], tag: str = "") -> np.ndarray:
+    """``search_values`` with its cache in ``work``, named by the weights, count and depth."""
+    from engine_server.eval import mpc as M
+
+    from .mpc import search_values
+
+    cache = None if work is None else \
+        work / f"heldout-{tag}{rules}-{M.fingerprint(w)}-{len(positions)}-d{d}.npz"
+    return search_values(positions, w, d, threads, log, cache)
+
+
 def report(rules: int, weights: np.ndarray, positions: list[Position], depth: int, threads: int,
            work: Path | None, log: Callable[[str], None],
            label_weights: np.ndarray | None = None, judge: np.ndarray | None = None
@@ -105,14 +117,8 @@ def report(rules: int, weights: np.ndarray, positions: list[Position], depth: in
     """The errors of ``weights``' shallow values against depth-``depth`` values of
     ``label_weights`` (the same weights when not given), so that two evaluations are judged
     by one set of labels; or against ``judge``, one outside value per position."""
-    from engine_server.eval import mpc as M
-
-    from .mpc import search_values
-
     def searched(w: np.ndarray, d: int) -> np.ndarray:
-        cache = None if work is None else \
-            work / f"heldout-{rules}-{M.fingerprint(w)}-{len(positions)}-d{d}.npz"
-        return search_values(positions, w, d, threads, log, cache)
+        return _searched(rules, positions, w, d, threads, work, log)
 
     t0 = time.monotonic()
     if judge is not None:
@@ -188,14 +194,8 @@ def regret_report(rules: int, weights: np.ndarray, positions: list[Position], de
     are scored too, against the judge's best move (a depth ``depth + 1`` value).  A search
     needs only the order of its moves' values, so an error the moves share, which costs the
     absolute error as much as any other, costs the regret nothing."""
-    from engine_server.eval import mpc as M
-
-    from .mpc import search_values
-
     def searched(ps: list[Position], tag: str) -> np.ndarray:
-        cache = None if work is None else \
-            work / f"heldout-{tag}-{rules}-{M.fingerprint(weights)}-{len(ps)}-d{max(SHALLOW)}.npz"
-        return search_values(ps, weights, max(SHALLOW), threads, log, cache)
+        return _searched(rules, ps, weights, max(SHALLOW), threads, work, log, tag + "-")
 
     t0 = time.monotonic()
     judged = move_values(judge, kid, sign, exact)
@@ -240,11 +240,12 @@ def judge_values(positions: list[Position], spec_text: str, depth: int, move_tim
         make_player,
     )
 
+    from .mpc import positions_digest
+
     spec = PlayerSpec.parse(spec_text)
     n = len(positions)
     values, done = np.full(n, np.nan), np.zeros(n, bool)
-    key = hashlib.sha256(repr((spec.target, depth, [p.to_string() + str(p.side)
-                                                    for p in positions])).encode())
+    key = hashlib.sha256(repr((spec.target, depth, positions_digest(positions))).encode())
     path = None if cache is None else cache / f"judge-{key.hexdigest()[:16]}.npz"
     if path is not None and path.is_file():
         with np.load(path) as z:

@@ -110,7 +110,7 @@ class NBoardPlayer(Player):
             raise PlayerProtocolError(f"bad move line {line!r}: {e}") from None
         # NTest writes a zero evaluation as an empty field (``=== G4//2.32``), as GGF's move
         # items may; a judge of values needs to tell that from no field at all.
-        fields = "/".join(line[len(nb.MOVE_PREFIX):].split()).split("/")
+        fields = nb.move_fields(line)
         empty = item.eval is None and len(fields) > 1 and fields[1] == ""
         return Reply(item.move, item.eval, {"empty_eval": True} if empty else {})
 
