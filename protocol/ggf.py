@@ -46,7 +46,7 @@ class MoveItem:
     def text(self) -> str:
         s = "PA" if self.move == PASS else square_name(self.move).upper()
         if self.eval is not None or self.time is not None:
-            s += "/" + ("" if self.eval is None else f"{self.eval:.2f}")
+            s += "/" + ("" if self.eval is None else f"{self.eval:z.2f}")
             if self.time is not None:
                 s += f"/{self.time:g}"
         return s

@@ -26,7 +26,7 @@ MOVE_PREFIX = "=== "
 
 
 def move_line(move: int, eval: float, seconds: float) -> str:
-    return f"{MOVE_PREFIX}{move_text(move)}/{eval:.2f}/{seconds:.3f}"
+    return f"{MOVE_PREFIX}{move_text(move)}/{eval:z.2f}/{seconds:.3f}"
 
 
 def is_move_line(line: str) -> bool:
@@ -64,11 +64,11 @@ def _pv_text(pv: Iterable[int]) -> str:
 
 
 def search_line(pv: Iterable[int], eval: float, depth: str) -> str:
-    return f"search {_pv_text(pv)} {eval:.2f} 0 {depth}"
+    return f"search {_pv_text(pv)} {eval:z.2f} 0 {depth}"
 
 
 def book_line(pv: Iterable[int], value: float, games: int, depth: int) -> str:
-    return f"book {_pv_text(pv)} {value:.2f} {games} {depth}"
+    return f"book {_pv_text(pv)} {value:z.2f} {games} {depth}"
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def pong_line(n: str) -> str:
 
 def analysis_line(ply: int, eval: float) -> str:
     """One move of an ``analyze``: its index in the game and its value."""
-    return f"analysis {ply} {eval:.2f}"
+    return f"analysis {ply} {eval:z.2f}"
 
 
 def parse_myname(line: str) -> str | None:

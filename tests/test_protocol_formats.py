@@ -132,6 +132,15 @@ def test_book_lines_read_back_with_games_and_depth():
         "book", (parse_move("f5"), parse_move("d6")), 0.5, "8", 1200)
 
 
+def test_a_value_that_rounds_to_zero_is_written_without_a_minus():
+    f5 = parse_move("f5")
+    assert nboard.move_line(f5, -0.001, 0.5) == "=== F5/0.00/0.500"
+    assert nboard.search_line([f5], -0.0, "12") == "search F5 0.00 0 12"
+    assert nboard.book_line([f5], -0.004, 10, 8) == "book F5 0.00 10 8"
+    assert nboard.analysis_line(3, -0.0) == "analysis 3 0.00"
+    assert ggf_text.MoveItem(f5, -0.001, 1.0).text() == "F5/0.00/1"
+
+
 @pytest.mark.parametrize("exact, wld, depth, sel, token", [
     (True, False, 20, 100, "100%"), (False, True, 20, 100, "100%W"),
     (False, False, 22, 93, "22@93%"), (False, False, 12, 100, "12"),

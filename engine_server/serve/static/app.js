@@ -396,7 +396,7 @@
     const choices = [0.2, 0.5, 1, 2, 5, 10, 30].filter((t) => max === null || t <= max);
     if (max !== null && !choices.includes(max)) choices.push(max);
     addOption(time, "0", "the engine's own pace");
-    for (const t of choices) addOption(time, String(t), `${t} s`);
+    for (const t of choices) addOption(time, String(t), `${num(t, 2)} s`);
     time.value = String(msg.defaults.time);
     $('[data-role="rules"]').value = msg.defaults.rules;
     $('[data-role="color"]').value = msg.defaults.color;
@@ -970,7 +970,7 @@
             b.dataset.loss = String(a.loss);
             if (a.loss >= 2) {
               b.classList.add(a.loss >= 6 ? "blunder" : "mistake");
-              b.title = `lost ${a.loss} discs; best ${a.best}`;
+              b.title = `lost ${num(a.loss)} discs; best ${a.best}`;
               b.textContent = `${cell.m}${a.loss >= 6 ? "??" : "?"}`;
             }
           }
@@ -1034,7 +1034,7 @@
       for (const [p, v] of pts) {
         const dot = el("circle", { cx: x(p).toFixed(1), cy: y(v).toFixed(1), r: "1.8" }, `dot ${cls}`);
         const tip = document.createElementNS(NS, "title");
-        tip.textContent = `ply ${p}: ${v > 0 ? "+" : ""}${v}`;
+        tip.textContent = `ply ${p}: ${num(v, 1, true)}`;
         dot.appendChild(tip);
       }
     };
@@ -1087,7 +1087,7 @@
     const bar = $('[data-role="evalbar"]');
     const share = v === null ? 0.5 : 0.5 + 0.5 * Math.tanh(v / 24);
     $('[data-role="evalfill"]').style.height = `${(share * 100).toFixed(1)}%`;
-    const txt = v === null ? "" : (v > 0 ? "+" : "") + (Math.abs(v) >= 10 ? Math.round(v) : v.toFixed(1));
+    const txt = v === null ? "" : num(v, Math.abs(v) >= 10 ? 0 : 1, true);
     $('[data-role="evaltext"]').textContent = txt;
     bar.dataset.eval = v === null ? "" : String(v);
     bar.setAttribute("aria-valuenow", v === null ? "0" : String(v));
@@ -1128,7 +1128,7 @@
     const side = (c) => bad.filter((a) => a.color === c).reduce((t, a) => t + a.loss, 0);
     note.textContent = bad.length
       ? `${bad.length} move${bad.length > 1 ? "s" : ""} lost 2 discs or more (marked ? and ??). `
-        + `Discs lost: black ${side("black")}, white ${side("white")}.`
+        + `Discs lost: black ${num(side("black"))}, white ${num(side("white"))}.`
       : "No move lost 2 discs or more.";
   }
 
@@ -1165,10 +1165,10 @@
   function onProgress(msg) {
     const effort = msg.depth !== undefined ? `depth ${msg.depth} · ${fmt(msg.nodes)} nodes`
       : `${fmt(msg.visits)} visits`;
-    const ev = msg.eval > 0 ? `+${msg.eval}` : `${msg.eval}`;
+    const ev = num(msg.eval, 1, true);
     const what = msg.kind === "hint" ? "Evaluating" : `${NAMES[msg.color]} thinking`;
     const budget = state ? (state.time || 0) : 0;
-    showProgress(`${what}: ${effort} · best ${msg.best || "?"} (${ev}) · ${msg.elapsed} s`,
+    showProgress(`${what}: ${effort} · best ${msg.best || "?"} (${ev}) · ${num(msg.elapsed, 2)} s`,
       msg.elapsed, budget);
     if (state && msg.ply === state.ply) {
       live = { ply: msg.ply, value: msg.color === "black" ? msg.eval : -msg.eval };
@@ -1191,6 +1191,15 @@
     return String(n);
   }
 
+  // A number as the page prints it (discs, seconds): rounded half away from zero to at most
+  // `digits` decimals, never "-0" nor float noise such as 29.400000000000002; `signed` puts "+"
+  // before a positive one.
+  function num(v, digits = 1, signed = false) {
+    const f = 10 ** digits;
+    const r = (Math.sign(v) * Math.round(Math.abs(v) * f)) / f || 0;   // -0 and NaN: 0
+    return (signed && r > 0 ? "+" : "") + String(r);
+  }
+
   function onHints(msg) {
     hints = msg;
     if (state) render(state);
@@ -1202,8 +1211,7 @@
       const sq = squares[index(m.square)];
       const span = document.createElement("span");
       span.className = "hint" + (m.square === hints.best ? " best" : "");
-      span.textContent = (m.eval > 0 ? "+" : "") + (Math.abs(m.eval) >= 10 || m.exact
-        ? Math.round(m.eval) : m.eval.toFixed(1));
+      span.textContent = num(m.eval, Math.abs(m.eval) >= 10 || m.exact ? 0 : 1, true);
       span.title = m.exact ? "exact (solved)" : `${m.visits} visits`;
       sq.dataset.eval = String(m.eval);
       sq.appendChild(span);
