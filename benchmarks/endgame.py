@@ -5,8 +5,8 @@ The sets are the files ``ffo1-19.txt``, ``ffo20-39.txt`` and ``ffo40-59.txt`` in
 ``<64-char board> <side X|O> <best moves, comma-separated> <exact score>``.
 
 ``--agent SPEC --move-time S`` plays each position as a game would instead: the agent's move
-under a time limit (``best`` at 1 s plays a move of maximal exact margin on FFO #1-#19, the
-figure of the issue that the perfect-endgame tests give time enough on a busy machine).
+under a time limit (``best`` at 1 s plays a move of maximal exact margin on FFO #1-#19: the
+perfect-endgame goal, which the tests check with time enough for a busy machine).
 
 ``--latency SECONDS`` times instead how promptly an unfinished solve gives way: a stop event set
 after SECONDS (stop latency) and a deadline SECONDS away (overrun), on the set's first positions

@@ -2,7 +2,7 @@
 set (benchmarks/data/midgame.txt: 50 positions of WTHOR 2019 games, 44 to 28 empties).
 
 ``--depth D``: every position searched to depth D with a fresh table; total nodes, total time,
-nodes per second (the figure issue 28 asks to double).  ``--seconds S``: every position searched
+nodes per second (the search's speed figure).  ``--seconds S``: every position searched
 for S seconds; the depth reached (median, min, max).  One search thread; the book is not used
 (positions are given, not played to).
 """

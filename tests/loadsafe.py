@@ -1,4 +1,4 @@
-"""Time in tests, on machines that are busy (issue 31, item 5).
+"""Time in tests, on machines that are busy.
 
 CI and shared machines run the suite beside other work, so a test that involves time checks
 behaviour: a deadline or a stop ended a search that would otherwise run far longer, an answer came

@@ -49,8 +49,8 @@ def _nboard_go(h: Harness, ping: int) -> tuple[int, float, int]:
 
 
 def test_go_plays_a_move_of_maximal_exact_margin():
-    """The issue's positions: FFO #1-#19 and 31 random-play positions with 8-18 empties (the
-    issue's time, 1 s a move, is the benchmark's; see PROVE)."""
+    """The perfect-endgame goal's positions: FFO #1-#19 and 31 random-play positions with 8-18
+    empties (the goal's time, 1 s a move, is the benchmark's; see PROVE)."""
     positions = ffo_positions() + random_positions(31, seed=130)
     assert len(positions) == 50
     h = Harness("nboard", agent="best", move_time=PROVE)

@@ -1,4 +1,4 @@
-"""The seed baselines as their papers describe them (issue 21): seed 002's plain UCT, seed 004's
+"""The seed baselines as their papers describe them: seed 002's plain UCT, seed 004's
 pseudo-random policy as the post's source defines it, OCBA with equal variances, and the
 reproduction reports' verdicts."""
 

@@ -1,4 +1,4 @@
-"""The web page as a product (issue 32), in Chromium at a desktop and a phone size.
+"""The web page as a player uses it, in Chromium at a desktop and a phone size.
 
 Each feature of the page is checked by its effect on what a player sees: colours, the board
 after stepping back, the position a link opens, what survives a new tab.  The server and

@@ -181,7 +181,7 @@ def test_garbage_and_oversized_frames_get_answers_and_keep_the_session(server):
 
 
 def test_oversized_frame_from_a_plain_client_gets_an_answer_in_its_form(server):
-    """The issue's report: after ``play b d3``, one 8 MiB frame, then ``showboard`` showed the
+    """A reported failure: after ``play b d3``, one 8 MiB frame, then ``showboard`` showed the
     starting position.  Now the frame is answered and the game is the same."""
     sock = zmq.Context.instance().socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)

@@ -1,5 +1,5 @@
 """othello-train heldout: how far the evaluation is from deep-search values, on positions no fit
-has seen (issue 29's yardstick).
+has seen: the held-out yardstick of the evaluation.
 
 Game outcomes are noisy labels (a won position is often lost later by a human), so the errors
 the pattern fit reports measure the players as much as the evaluation.  Here each position is
