@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
+from engine_server import __version__
 from engine_server.agents import DEFAULT_AGENT, make_agent
 from engine_server.agents.policy import OPEN_POLICY, AgentPolicy, Catalog
 from engine_server.game import Game, Position, Rules
@@ -37,7 +38,7 @@ class EngineOptions:
     ponder_limit: float = 60.0         # pondering never runs longer than this
     seed: int = 1
     name: str = "OthelloPy"
-    version: str = "0.1.0"
+    version: str = __version__
     warmup: bool = True
     catalog: Catalog = field(default_factory=Catalog)   # presets and NBoard levels
     policy: AgentPolicy = OPEN_POLICY                    # what this session may choose

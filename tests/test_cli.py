@@ -115,6 +115,13 @@ def test_version_flag(capsys):
         assert e.value.code == 0 and capsys.readouterr().out == f"{prog} {__version__}\n"
 
 
+def test_a_session_reports_the_package_version():
+    from engine_server import __version__
+    from engine_server.session import EngineOptions
+
+    assert EngineOptions().version == __version__
+
+
 def _help(entry, argv):
     import pytest
 
