@@ -2,8 +2,8 @@
 search's time goes (the evaluator call against the tree around it).
 
 The network is ``--net PATH``, else the shipped one for ``--rules``, else a random 6x64 network
-built with torch into a temporary file (``tests/netutil.py``; the speed of a network does not
-depend on its weights).
+built with torch into a temporary file (``training.az``'s network and export; the speed of a
+network does not depend on its weights).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import REPO_ROOT, emit, median
+from .common import emit, median
 from .evalbench import positions
 
 BATCHES = (1, 8, 32)
@@ -33,13 +33,12 @@ def _network(path: str | None, rules: int, blocks: int, filters: int,
     shipped = default_net_path(rules)
     if shipped.is_file():
         return shipped, "shipped"
-    if str(REPO_ROOT) not in sys.path:  # the builder is test code, beside the package
-        sys.path.insert(0, str(REPO_ROOT))
-    from tests.netutil import random_net
+    from training.az.export import export
+    from training.az.model import NetConfig, build
 
-    out = tmp / f"random-{blocks}x{filters}.onnx"
-    random_net(out, blocks=blocks, filters=filters, legal=True,
-               rules="reversed" if rules else "standard")
+    net = build(NetConfig(blocks=blocks, filters=filters, legal=True), seed=0)
+    out = export(net, tmp / f"random-{blocks}x{filters}.onnx",
+                 rules="reversed" if rules else "standard")
     return out, f"random {blocks}x{filters} (no shipped network)"
 
 

@@ -181,6 +181,17 @@ def test_the_project_imports_downward_only():
     assert violations(ROOT) == []
 
 
+def test_no_package_imports_the_tests():
+    """The tests use the packages, never the other way round: a tool that needs something of
+    the tests' gets it from the package it belongs to."""
+    found = [f"{path.relative_to(ROOT)}:{line}: {target}"
+             for pkg in PACKAGES for path in sorted((ROOT / pkg).rglob("*.py"))
+             for line, target in imported_modules(path.read_text(), module_name(path, ROOT),
+                                                  path.name == "__init__.py")
+             if target == "tests" or target.startswith("tests.")]
+    assert found == []
+
+
 def test_every_module_is_in_a_layer():
     assert not [v for v in violations(ROOT) if "in no layer" in v]
 
