@@ -99,8 +99,8 @@ def out_of_book_game(seed: int, plies: int = 12, rules: str = "standard") -> Any
     exercise the search (an agent with the book answers book positions in about 1 ms)."""
     import random
 
+    from engine_server.eval.book import shipped
     from engine_server.game import Game, Position, Rules
-    from engine_server.search.book import shipped
 
     r = Rules.parse(rules)
     book = shipped(int(r))
@@ -116,7 +116,7 @@ def out_of_book_game(seed: int, plies: int = 12, rules: str = "standard") -> Any
 def in_book(position: Any) -> bool:
     """Whether the shipped book has a move in ``position`` (an agent with a book might answer
     from it without searching)."""
-    from engine_server.search.book import shipped
+    from engine_server.eval.book import shipped
 
     book = shipped(int(position.rules))
     return bool(book is not None and book.moves(position))

@@ -82,8 +82,8 @@ def bench_search(path: Path, batch: int, threads: int, seconds: float, repeat: i
                  rules: int = 0) -> dict[str, Any]:
     from engine_server.agents import make_agent
     from engine_server.game import Game
-    from engine_server.search.batched import BatchedTreeSearch
     from engine_server.search.limits import Limits
+    from engine_server.search.mcts.batched import BatchedTreeSearch
 
     pos = Game.from_moves(MIDGAME).position.with_rules("reversed" if rules else "standard")
     shares, rates = [], []

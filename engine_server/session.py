@@ -21,7 +21,7 @@ from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
 
 if TYPE_CHECKING:
-    from engine_server.search.rootsolve import RootSolver
+    from engine_server.search.endgame.rootsolve import RootSolver
 
 log = get_logger("session")
 
@@ -132,7 +132,7 @@ class Session:
     def perfect_score(self, seconds: float = SCORE_SECONDS) -> int | None:
         """The final disc margin of the current position with perfect play (side to move's
         view), or None when the solver cannot finish within ``seconds``."""
-        from engine_server.search.rootsolve import RootSolver
+        from engine_server.search.endgame.rootsolve import RootSolver
 
         self.stop()
         pos = self.game.position

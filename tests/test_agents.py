@@ -105,7 +105,7 @@ def test_tree_reuse_keeps_the_visits_of_the_played_child():
     bbs, links, stats, meta = tree._arrays
     # The child f5 and its most visited reply, with their visit counts.
     f5 = parse_move("f5")
-    from engine_server.search import tree as T
+    from engine_server.search import mcts as T
 
     c0, n0 = int(links[0, T.FIRST]), int(links[0, T.NCHILD])
     row = next(i for i in range(c0, c0 + n0) if links[i, T.MOVE] == f5)
@@ -150,7 +150,7 @@ def test_deadline_returns_promptly(name):
 
 def _lead_the_first_child(agent, visits: float) -> int:
     """Give the root's first child ``visits`` extra visits (as if searched earlier)."""
-    from engine_server.search import tree as T
+    from engine_server.search import mcts as T
 
     _, links, stats, _ = agent.tree._arrays
     row = int(links[0, T.FIRST])
@@ -171,8 +171,8 @@ def test_early_stop_answers_once_the_most_visited_move_cannot_be_caught():
 
 
 def test_early_stop_waits_while_the_lead_can_change_and_can_be_switched_off():
-    from engine_server.search import tree as T
-    from engine_server.search.driver import _unassailable
+    from engine_server.search import mcts as T
+    from engine_server.search.mcts.driver import _unassailable
 
     bbs, links, stats, meta = T.new_tree(64)
     start = Position.start()
@@ -242,7 +242,7 @@ def test_memory_cap_stops_expansion_but_not_the_search():
     # an iteration budget, not a time: a busy machine must not leave the 1 MiB tree unfilled
     r = agent.search(Position.start(), Limits(iterations=60_000))
     assert r.tree_full
-    from engine_server.search import tree as T
+    from engine_server.search import mcts as T
 
     assert r.tree_nodes <= (1 << 20) // T.BYTES_PER_NODE + 1
     assert r.playouts > 2 * r.tree_nodes  # it kept simulating after the tree filled
@@ -286,7 +286,7 @@ def test_root_solver_settles_the_move_and_stops_searching():
 def _hand_built_root(visits, bounds):
     """A root with children of given visit counts; ``bounds`` entries None (unproven) or the
     proven (lower, upper) margin for the side choosing the child."""
-    from engine_server.search import tree as T
+    from engine_server.search import mcts as T
 
     bbs, links, stats, meta = T.new_tree(16)
     stats[:, T.LO], stats[:, T.HI] = -64.0, 64.0
@@ -305,7 +305,7 @@ WIN, DRAW, LOSS = (2, 64), (0, 0), (-64, -2)
 
 
 def test_solver_choice_avoids_a_proven_loss_even_with_the_most_visits():
-    from engine_server.search.driver import _solver_choice, most_visits
+    from engine_server.search.mcts.driver import _solver_choice, most_visits
 
     links, stats = _hand_built_root([100, 10, 50], [LOSS, None, None])
     chosen = most_visits(links, stats, 1, 3, None)
@@ -314,14 +314,14 @@ def test_solver_choice_avoids_a_proven_loss_even_with_the_most_visits():
 
 
 def test_solver_choice_plays_a_proven_win_over_more_visited_moves():
-    from engine_server.search.driver import _solver_choice
+    from engine_server.search.mcts.driver import _solver_choice
 
     links, stats = _hand_built_root([100, 3, 50], [None, WIN, None])
     assert _solver_choice(links, stats, 1, 3, 1) == 2
 
 
 def test_solver_choice_plays_the_best_proven_margin_among_wins_and_the_least_bad_loss():
-    from engine_server.search.driver import _solver_choice
+    from engine_server.search.mcts.driver import _solver_choice
 
     links, stats = _hand_built_root([100, 3, 50], [(10, 10), (24, 24), (2, 20)])
     assert _solver_choice(links, stats, 1, 3, 1) == 2      # +24 beats +10 and "+2 to +20"
@@ -337,7 +337,7 @@ def test_solver_choice_plays_the_best_proven_margin_among_wins_and_the_least_bad
 
 
 def test_solver_choice_leaves_open_moves_to_the_search():
-    from engine_server.search.driver import _solver_choice
+    from engine_server.search.mcts.driver import _solver_choice
 
     # a proven draw does not overrule a move that may still win
     links, stats = _hand_built_root([100, 3, 50], [None, DRAW, None])
@@ -348,7 +348,7 @@ def test_solver_choice_leaves_open_moves_to_the_search():
 
 
 def test_prove_up_marks_the_parent_when_every_child_is_decided():
-    from engine_server.search import tree as T
+    from engine_server.search import mcts as T
 
     # bounds are stored for the mover into a node: the root's are its opponent's view
     links, stats = _hand_built_root([5, 5], [(-8, -8), DRAW])
@@ -365,7 +365,7 @@ def test_prove_up_marks_the_parent_when_every_child_is_decided():
 
 
 def test_a_root_solved_before_its_children_are_known_is_not_settled():
-    from engine_server.search import tree as T
+    from engine_server.search import mcts as T
 
     links, stats = _hand_built_root([5, 5], [None, None])
     T.set_bounds(links, stats, 0, -6.0, -6.0)  # e.g. solved as a leaf of an earlier tree
@@ -375,7 +375,7 @@ def test_a_root_solved_before_its_children_are_known_is_not_settled():
 
 
 def test_leaf_solver_proves_children_directly_and_keeps_batches_short():
-    from engine_server.search import tree as T
+    from engine_server.search import mcts as T
 
     agent = make_agent("mcts:threads=1,solve_empties=16,solve_nodes=200000,root_solve=0",
                        seed=3)
@@ -392,7 +392,7 @@ def test_leaf_solver_proves_children_directly_and_keeps_batches_short():
 
 
 def test_progressive_bias_prefers_the_higher_prior_among_equal_children():
-    from engine_server.search import tree as T
+    from engine_server.search import mcts as T
 
     links, stats = _hand_built_root([10, 10, 10], [None, None, None])
     stats[1:4, T.PRIOR] = [0.0, 1.0, 0.0]
@@ -405,7 +405,7 @@ def test_progressive_bias_prefers_the_higher_prior_among_equal_children():
 
 
 def test_table_priors_scale_the_square_values_among_siblings():
-    from engine_server.search.rollout import table_for
+    from engine_server.search.mcts.rollout import table_for
 
     agent = make_agent("mcts:threads=1,bias=1")
     pos = Game.from_moves(["f5", "d6", "c3", "d3", "c4"]).position
@@ -417,7 +417,7 @@ def test_table_priors_scale_the_square_values_among_siblings():
 
 def test_wrappers_forward_the_whole_agent_protocol_and_nothing_else():
     from engine_server.agents.base import Agent, AgentWrapper
-    from engine_server.search.driver import TreeSearch
+    from engine_server.search.mcts.driver import TreeSearch
 
     # A capability added to Agent but not to AgentWrapper would answer its default for every
     # wrapped agent (book=on, the root solver) without anyone noticing.

@@ -98,7 +98,7 @@ def test_deferring_busy_moves_changes_no_value():
     grandchild of the root marked, every node below the root searches its moves after the
     first in another order, and the full-width value is the same."""
     from engine_server.search import alphabeta as AB
-    from engine_server.search.alphabeta_table import busy_mark
+    from engine_server.search.alphabeta.table import busy_mark
 
     W = default_weights(STANDARD)
     depth = AB.DEFER_DEPTH + 2
@@ -264,8 +264,8 @@ def test_random_opening_plies_are_seeded():
 def test_a_stopped_shared_iteration_keeps_what_every_thread_proved():
     """The threads divide the root moves: when the clock stops an iteration, a better move
     with an exact value that a helper proved is the answer, and the moves' values merge."""
-    from engine_server.search.alphabeta_table import CTL_SIZE, ROOT_BEST, ROOT_SCORE
-    from engine_server.search.alphabeta_threads import _merge_stopped
+    from engine_server.search.alphabeta.table import CTL_SIZE, ROOT_BEST, ROOT_SCORE
+    from engine_server.search.alphabeta.threads import _merge_stopped
 
     order = [19, 26, 37, 44]
     for helper_value, expect in ((14, 37), (6, 19)):

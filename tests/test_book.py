@@ -11,8 +11,8 @@ import pytest
 
 from clients.match import openings as O
 from engine_server.agents import AgentSpecError, make_agent
+from engine_server.eval import book as B
 from engine_server.game import PASS, Game, Position, parse_move
-from engine_server.search import book as B
 from engine_server.search.limits import Limits
 from tests.protocol_harness import Harness
 from training import book as TB

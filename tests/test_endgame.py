@@ -13,6 +13,10 @@ from numba import njit, types
 from engine_server.game import PASS, Position, parse_move
 from engine_server.game import bitboard as bb
 from engine_server.search import endgame as E
+from engine_server.search.endgame import deep as ED
+from engine_server.search.endgame import shallow as ES
+from engine_server.search.endgame import simple as ESI
+from engine_server.search.endgame import table as ET
 
 from .conftest import load_ffo
 from .loadsafe import SLACK
@@ -145,10 +149,10 @@ def test_deeper_endgames_match_plain_alpha_beta(rules):
 
 def _local_entries(ctl: np.ndarray) -> list[tuple[Position, int, int]]:
     # (position, lower, upper) of every used entry of the small tables (endgame_simple.py)
-    from engine_server.search.endgame_table import LOCAL_WORDS
+    from engine_server.search.endgame.table import LOCAL_WORDS
 
     out = []
-    words = ctl[E.LOCAL:].reshape(-1, LOCAL_WORDS)
+    words = ctl[ET.LOCAL:].reshape(-1, LOCAL_WORDS)
     for p, o, d in words[words[:, 2] != 0]:
         rules = (int(d) >> 16) - 1
         pos = Position(int(p) & (2**64 - 1), int(o) & (2**64 - 1),
@@ -169,7 +173,7 @@ def test_small_tables_hold_true_bounds_of_both_rule_variants():
     kinds = {pos.rules for pos, _, _ in entries}
     assert len(kinds) == 2
     for pos, lo, hi in entries[::7]:
-        assert pos.empties <= E.SIMPLE and lo <= _ref_value(pos) <= hi, (pos.to_string(), lo, hi)
+        assert pos.empties <= ESI.SIMPLE and lo <= _ref_value(pos) <= hi, (pos.to_string(), lo, hi)
     s.clear()
     assert _local_entries(s.ctl) == []
 
@@ -204,7 +208,7 @@ def test_stable_discs_never_flip():
         while pos.legal_moves():
             P, O = pos.bitboards()
             occ = P | O
-            snapshots.append((pos.side, int(E._stable(P, occ)), int(E._stable(O, occ))))
+            snapshots.append((pos.side, int(ES._stable(P, occ)), int(ES._stable(O, occ))))
             moves = pos.legal_moves()
             pos = pos.play(int(moves[rng.integers(len(moves))]))
         for side, mine, theirs in snapshots:
@@ -330,7 +334,7 @@ def test_full_lines_are_the_lines_without_an_empty_square():
         for _ in range(60):
             cases.append(int(bit[rng.random(64) < density].sum(dtype=np.uint64)))
     for occ in cases:
-        got = tuple(int(x) for x in E._full_lines(np.uint64(occ)))
+        got = tuple(int(x) for x in ES._full_lines(np.uint64(occ)))
         assert got == _full_lines_by_walking(occ), hex(occ)
 
 
@@ -339,7 +343,7 @@ def test_table_buckets_start_on_cache_lines():
     for bits in (4, 12, 16):
         tt = E.new_table(bits)
         assert tt.ctypes.data % 64 == 0
-        assert tt.shape == ((1 << bits) + E.BUSY_ROWS, 4)
+        assert tt.shape == ((1 << bits) + ET.BUSY_ROWS, 4)
         assert tt.dtype == np.uint64 and tt.flags.c_contiguous and not tt.any()
 
 
@@ -435,7 +439,7 @@ def test_evaluation_ordering_finds_the_same_values_with_fewer_nodes(ffo_easy):
 def test_positions_ordered_by_shallow_searches_are_solved_exactly():
     # FFO #40 (20 empties) and #41 (22): nodes from ORDER_SEARCH_MIN empties up sort their
     # moves by shallow searches over the evaluation, and the table's move goes first
-    assert E.ORDER_SEARCH_MIN < 20
+    assert ED.ORDER_SEARCH_MIN < 20
     s = E.Solver()
     for row in load_ffo("ffo40-59.txt")[:2]:
         pos = Position.from_string(row["board"], row["side"])
@@ -490,7 +494,7 @@ def test_solves_from_aspiration_min_empties_estimate_their_score_first():
 
 
 def test_the_root_solver_centres_its_exact_windows_on_the_estimate(monkeypatch):
-    from engine_server.search.rootsolve import RootSolver
+    from engine_server.search.endgame.rootsolve import RootSolver
 
     rs = RootSolver(table_bits=18)
     asked = []

@@ -10,6 +10,7 @@ import pytest
 
 from engine_server.game import Position, parse_move
 from engine_server.search import endgame as E
+from engine_server.search.endgame import table as ET
 
 from .conftest import load_ffo
 from .loadsafe import SLACK
@@ -59,18 +60,18 @@ def test_a_torn_table_entry_never_matches():
     Pa, Oa = a.bitboards()
     Pb, Ob = b.bitboards()
     r = np.int64(0)
-    E._tt_store(tt, Pa, Oa, r, np.int64(-4), np.int64(10), np.int64(19), np.int64(7), np.int64(1))
-    j, d = E._tt_probe(tt, E._tt_index(tt, Pa, Oa), Pa, Oa, r)
+    ET._tt_store(tt, Pa, Oa, r, np.int64(-4), np.int64(10), np.int64(19), np.int64(7), np.int64(1))
+    j, d = ET._tt_probe(tt, ET._tt_index(tt, Pa, Oa), Pa, Oa, r)
     # the probe hands back the data word it checked (a second read could be another entry's)
-    assert j >= 0 and d == np.int64(tt[j, E.TT_DATA])
-    assert (d >> E._LO_SHIFT) & 255 == 60 and (d >> E._UP_SHIFT) & 255 == 74
+    assert j >= 0 and d == np.int64(tt[j, ET.TT_DATA])
+    assert (d >> ET._LO_SHIFT) & 255 == 60 and (d >> ET._UP_SHIFT) & 255 == 74
     other = tt.copy()
-    E._tt_store(other, Pb, Ob, r, np.int64(2), np.int64(2), np.int64(20), np.int64(7),
+    ET._tt_store(other, Pb, Ob, r, np.int64(2), np.int64(2), np.int64(20), np.int64(7),
                 np.int64(1))
-    k, _ = E._tt_probe(other, E._tt_index(other, Pb, Ob), Pb, Ob, r)
-    tt[j, E.TT_DATA] = other[k, E.TT_DATA]   # a's keys with b's data
-    assert E._tt_probe(tt, E._tt_index(tt, Pa, Oa), Pa, Oa, r) == (-1, 0)
-    assert E._tt_probe(tt, E._tt_index(tt, Pb, Ob), Pb, Ob, r)[0] == -1
+    k, _ = ET._tt_probe(other, ET._tt_index(other, Pb, Ob), Pb, Ob, r)
+    tt[j, ET.TT_DATA] = other[k, ET.TT_DATA]   # a's keys with b's data
+    assert ET._tt_probe(tt, ET._tt_index(tt, Pa, Oa), Pa, Oa, r) == (-1, 0)
+    assert ET._tt_probe(tt, ET._tt_index(tt, Pb, Ob), Pb, Ob, r)[0] == -1
 
 
 def test_stop_and_deadline_end_every_thread():

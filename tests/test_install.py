@@ -74,7 +74,7 @@ def test_a_wheel_in_a_fresh_venv_has_its_data_its_cache_and_plays_a_gtp_game(tmp
     package = Path(purelib) / "engine_server"
     where = _run([str(py), "-c", (
         "import engine_server, engine_server.eval.weights as w, engine_server.eval.net as n, "
-        "engine_server.search.book as b, engine_server.serve.web as s, benchmarks.midgame as m, "
+        "engine_server.eval.book as b, engine_server.serve.web as s, benchmarks.midgame as m, "
         "clients.match.openings as o; "
         "print(engine_server.__file__); print(w.DATA_DIR); print(n.DATA_DIR); "
         "print(b.DATA_DIR); print(s.STATIC); print(m.POSITIONS); "
@@ -83,7 +83,7 @@ def test_a_wheel_in_a_fresh_venv_has_its_data_its_cache_and_plays_a_gtp_game(tmp
     for data in map(Path, where[1:6]):
         assert data.is_relative_to(Path(purelib)) and data.exists(), data
     for pattern in ("eval/data/*.npz", "eval/data/*.onnx", "eval/data/mpc-*.json",
-                    "search/data/book-*.npz", "serve/static/index.html"):
+                    "eval/data/book-*.npz", "serve/static/index.html"):
         assert list(package.glob(pattern)), pattern
     cache = Path(where[6])
     assert cache.is_relative_to(tmp_path / "cache" / "othello-engine" / "numba")

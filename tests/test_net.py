@@ -20,10 +20,10 @@ from engine_server.eval.evaluator import NetEvaluator, PatternEvaluator  # noqa:
 from engine_server.eval.net import NetError, default_net_path, load_net  # noqa: E402
 from engine_server.eval.weights import default_weights  # noqa: E402
 from engine_server.game import PASS, Game, Position, parse_move  # noqa: E402
-from engine_server.game.bitboard import legal_moves  # noqa: E402
-from engine_server.search import batched as B  # noqa: E402
-from engine_server.search import tree as T  # noqa: E402
+from engine_server.game.bitboard import REVERSED, STANDARD, legal_moves  # noqa: E402
+from engine_server.search import mcts as T  # noqa: E402
 from engine_server.search.limits import Limits  # noqa: E402
+from engine_server.search.mcts import batched as B  # noqa: E402
 
 from .loadsafe import SLACK  # noqa: E402
 from .netutil import TinyNet, biased_net, export_onnx, metadata, random_net  # noqa: E402
@@ -72,7 +72,7 @@ def prefer_net(path, move: str, logit: float = 3.0):
 # --- loading ---------------------------------------------------------------------------------
 def test_a_random_tiny_net_loads_and_runs_with_its_metadata(nets):
     m = load_net(nets["tiny"])
-    assert (m.n_planes, m.legal, m.rules, m.blocks, m.filters) == (4, True, T.STANDARD, 1, 8)
+    assert (m.n_planes, m.legal, m.rules, m.blocks, m.filters) == (4, True, STANDARD, 1, 8)
     x = planes.encode(*random_positions(5, 0), legal=True)
     logits, values = m.run(x)
     assert logits.shape == (5, 65) and logits.dtype == np.float32
@@ -137,7 +137,7 @@ def test_a_foreign_file_raises_net_error_naming_the_file_and_problem(tmp_path, c
 
 def test_the_shipped_nets_have_one_path_per_rules():
     assert default_net_path("standard").name == "net-standard.onnx"
-    assert default_net_path(T.REVERSED).name == "net-reversed.onnx"
+    assert default_net_path(REVERSED).name == "net-reversed.onnx"
     assert default_net_path(0).parent.name == "data"
 
 
@@ -165,7 +165,7 @@ def test_net_evaluator_refuses_a_plane_count_the_net_was_not_made_for(nets):
 
 
 def test_pattern_evaluator_values_have_the_side_to_moves_sign():
-    W = default_weights(T.STANDARD)
+    W = default_weights(STANDARD)
     # Black owns the corners and the edges, White a few inner discs: good for Black. Both sides
     # have moves: a side that must pass is never a fitted position, and the weights shipped
     # on 2026-11-27 score the same board with White to pass near 0 (searches see the pass).
@@ -185,7 +185,7 @@ def test_pattern_priors_are_the_trees_evaluation_priors():
     pos = Game.from_moves(["f5", "d6", "c3", "d3", "c4", "f4", "f6", "f3", "e6", "e7"]).position
     r = make_agent("puct:net=none,eval=1,eval_scale=4").search(pos, Limits(iterations=50))
     P, O = pos.bitboards()
-    priors, _ = PatternEvaluator(default_weights(T.STANDARD), 4.0).evaluate(
+    priors, _ = PatternEvaluator(default_weights(STANDARD), 4.0).evaluate(
         np.array([P]), np.array([O]), np.array([True]))
     for m in r.moves:
         assert priors[0, m.move] == pytest.approx(m.prior, rel=1e-5)
@@ -291,7 +291,7 @@ def test_visits_follow_the_move_the_network_prefers(tmp_path, move):
 def test_iterations_k_gives_k_network_evaluations(nets):
     agent = make_agent(f"puct:net={nets['tiny']},batch=8,root_solve=0", seed=2)
     tree = agent.tree
-    real = tree.evaluator_for(T.STANDARD)
+    real = tree.evaluator_for(STANDARD)
     counted = []
 
     class Counting:
@@ -299,7 +299,7 @@ def test_iterations_k_gives_k_network_evaluations(nets):
             counted.append(len(Ps))
             return real.evaluate(Ps, Os, black)
 
-    tree._evaluators[T.STANDARD] = Counting()
+    tree._evaluators[STANDARD] = Counting()
     r = agent.search(MIDGAME, Limits(iterations=37))
     assert sum(counted) == 37 and r.iterations == 37 and r.playouts == 37
     # the root's own evaluation is the first visit; the other 36 went to its moves
@@ -438,7 +438,7 @@ def test_the_default_net_is_the_shipped_file_or_none_with_one_warning(monkeypatc
 
     from engine_server.agents import puct
 
-    shipped = {T.STANDARD: nets["tiny"], T.REVERSED: tmp_path / "net-reversed.onnx"}
+    shipped = {STANDARD: nets["tiny"], REVERSED: tmp_path / "net-reversed.onnx"}
     monkeypatch.setattr(puct, "default_net_path", lambda rules: shipped[int(rules)])
     monkeypatch.setattr(puct, "_warned", set())
     # An earlier test in this process may have raised the log level above warnings (a CLI run
@@ -475,19 +475,19 @@ def test_a_failing_evaluator_leaves_no_virtual_loss_in_the_tree(nets):
     agent = make_agent(f"puct:net={nets['tiny']},root_solve=0", seed=1)
     agent.search(MIDGAME, Limits(iterations=100))
     tree = agent.tree
-    real = tree.evaluator_for(T.STANDARD)
+    real = tree.evaluator_for(STANDARD)
 
     class Failing:
         def evaluate(self, Ps, Os, black):
             raise RuntimeError("device lost")
 
-    tree._evaluators[T.STANDARD] = Failing()
+    tree._evaluators[STANDARD] = Failing()
     with pytest.raises(RuntimeError, match="device lost"):
         agent.search(MIDGAME, Limits(iterations=50))
     _, links, stats, meta = tree._arrays
     used = int(meta[T.NEXT_FREE])
     assert not np.any(stats[:used, B.INFLIGHT]) and not np.any(links[:used, T.FLAGS] & B.PENDING)
-    tree._evaluators[T.STANDARD] = real
+    tree._evaluators[STANDARD] = real
     r = agent.search(MIDGAME, Limits(iterations=50))
     assert sum(m.visits for m in r.moves) == 149
 

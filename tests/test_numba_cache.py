@@ -26,11 +26,11 @@ PROBE = textwrap.dedent(
     }
     from engine_server.agents import AGENTS, make_agent
     from engine_server.game import Game
-    from engine_server.search import rollout as R
-    from engine_server.search import tree as T
+    from engine_server.search.mcts import rollout as R
+    from engine_server.search import mcts as T
     from engine_server.search.limits import Limits
     from engine_server.game import Position
-    from engine_server.search import endgame as EG
+    from engine_server.search.endgame import solver as EG
     pos = Game.from_moves(["f5", "d6"]).position
     end = Position.from_string(
         "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO--", "X")
@@ -43,8 +43,8 @@ PROBE = textwrap.dedent(
     r = make_agent("best:threads=1", seed=4).search(end, Limits(iterations=50))
     out["endgame"] = [r.best_move, r.lower, r.upper]
     from engine_server.search import alphabeta as AB
-    from engine_server.search import batched as BA
-    from engine_server.search import book as BK
+    from engine_server.search.mcts import batched as BA
+    from engine_server.eval import book as BK
     r = make_agent("puct", seed=4).search(pos, Limits(iterations=50))  # the shipped network
     out["puct_net"] = r.best_move
     r = make_agent("best", seed=4).search(Position.start(), Limits(iterations=50))

@@ -131,7 +131,7 @@ def test_flips_are_exactly_the_bracketed_lines_on_arbitrary_boards(a, b, sq):
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 2**64 - 1), st.integers(0, 63))
 def test_the_last_empty_flip_count_equals_the_bracketed_lines(a, sq):
-    from engine_server.search.endgame_last import _count_last_flips
+    from engine_server.search.endgame.last import _count_last_flips
 
     P = a & ~(1 << sq)              # a full board but for sq: everything else is the opponent's
     O = ~P & ~(1 << sq) & (2**64 - 1)

@@ -12,9 +12,9 @@ from engine_server.agents import make_agent, parse_spec
 from engine_server.game import Game, Position, parse_move
 from engine_server.game import bitboard as bb
 from engine_server.game.valuemaps import C_SQUARES, CORNERS, X_SQUARES
-from engine_server.search import rollout as R
-from engine_server.search import tree as T
+from engine_server.search import mcts as T
 from engine_server.search.limits import Limits
+from engine_server.search.mcts import rollout as R
 
 MIDGAME = Game.from_moves(["f5", "d6", "c3", "d3", "c4", "f4", "c5", "b3", "c2"]).position
 # Black to move with five moves: b2 (an X-square), d2, e2, f2 and h2 (a C-square).

@@ -14,9 +14,10 @@ from engine_server.agents.base import COMMON_PARAMS, TREE_PARAMS, AgentInfo
 from engine_server.agents.common import table_maker
 from engine_server.agents.tree_agent import TreeAgent
 from engine_server.game import Game
-from engine_server.search import tree as T
-from engine_server.search.driver import Budget, TreeSearch
+from engine_server.game.bitboard import REVERSED, STANDARD
+from engine_server.search import mcts as T
 from engine_server.search.limits import Limits
+from engine_server.search.mcts.driver import Budget, TreeSearch
 
 POS = Game.from_moves(["f5", "d6", "c3", "d3", "c4"]).position
 
@@ -109,7 +110,7 @@ def test_agent_parameters_reach_the_config():
 def test_the_search_takes_the_rules_from_the_position():
     tree = _tree(T.tree_config(sim_all=True))
     tree.search(POS.with_rules("reversed"), Limits(iterations=5))
-    assert tree.config.rules == T.STANDARD and tree._cfg.rules == T.REVERSED
+    assert tree.config.rules == STANDARD and tree._cfg.rules == REVERSED
 
 
 def _root_visits(explore: float) -> list[int]:

@@ -19,7 +19,7 @@ Building (every step seeded and deterministic):
    at least --extend-games games), the position after it joins the book and is searched in
    turn, --extend rounds deep, so the book holds the engine's own improvements on the
    experts' lines and does not send the engine out of book exactly where it matters;
-4. negamax: values are propagated from the leaves up (engine_server.search.book.negamax).
+4. negamax: values are propagated from the leaves up (engine_server.eval.book.negamax).
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ import numpy as np
 from numba import njit
 
 from engine_server import __version__
+from engine_server.eval import book as B
 from engine_server.eval.weights import default_weights
 from engine_server.game import PASS, Color, Game, Position, Rules, parse_move, square_name
 from engine_server.game.bitboard import U1, U, legal_moves
-from engine_server.search import book as B
 from engine_server.search.alphabeta import SCALE as AB_SCALE
 from engine_server.search.alphabeta import AlphaBeta
 

@@ -85,7 +85,7 @@ class Openings:
 def book_starts(rules: int, plies: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, str]:
     """The shipped book's positions that games reached, ``plies`` deep (side to move's view,
     in the book's canonical orientation), and the book file's sha256."""
-    from engine_server.search import book as B
+    from engine_server.eval import book as B
 
     book = B.shipped(rules)
     if book is None:

@@ -23,7 +23,7 @@ from clients.backend import InProcessBackend
 from engine_server.agents import SINGLE_THREAD_AGENT
 from engine_server.game import PASS, Color, Position, Rules
 from engine_server.game import bitboard as bb
-from engine_server.search import rollout as R
+from engine_server.search.mcts import rollout as R
 from protocol import notation as nt
 
 COLOR_BLACK = -1

@@ -156,7 +156,7 @@ def book_openings(spec: str, rules: str = "standard") -> list[Opening]:
     opening book's moves that the book values within ``D`` discs of even (the side to move's
     view), one per symmetry class, in the order a walk by square order meets them.  Their
     ``value`` is the book's, in discs."""
-    from engine_server.search import book as B
+    from engine_server.eval import book as B
 
     _, _, rest = spec.partition(":")
     opts: dict[str, str] = {}

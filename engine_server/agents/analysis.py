@@ -15,8 +15,8 @@ import time
 from typing import Callable
 
 from engine_server.game import Position
+from engine_server.search.endgame.rootsolve import RootSolver
 from engine_server.search.limits import Limits
-from engine_server.search.rootsolve import RootSolver
 
 from .base import Agent
 

@@ -10,8 +10,8 @@ from engine_server.game import Position
 from engine_server.search.limits import Limits, ProgressCallback, SearchResult
 
 if TYPE_CHECKING:
-    from engine_server.search.book import BookMove
-    from engine_server.search.driver import TreeSearch
+    from engine_server.eval.book import BookMove
+    from engine_server.search.mcts.driver import TreeSearch
 
 
 class AgentSpecError(ValueError):

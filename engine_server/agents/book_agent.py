@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from engine_server.eval import book as B
 from engine_server.game import PASS, Position, Rules
-from engine_server.search import book as B
 from engine_server.search.limits import Limits, MoveStat, ProgressCallback, SearchResult
 
 from .base import Agent, AgentSpecError, AgentWrapper, Param

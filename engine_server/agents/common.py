@@ -6,7 +6,7 @@ from typing import Callable
 
 import numpy as np
 
-from engine_server.search import rollout as R
+from engine_server.search.mcts import rollout as R
 
 from .base import Param
 

@@ -28,9 +28,9 @@ import numpy as np
 
 from engine_server.game import REVERSED, Position
 from engine_server.game.valuemaps import C_SQUARES, CORNERS, X_SQUARES
-from engine_server.search import tree as T
-from engine_server.search.driver import Budget, TreeSearch
+from engine_server.search import mcts as T
 from engine_server.search.limits import MoveStat
+from engine_server.search.mcts.driver import Budget, TreeSearch
 
 from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
 from .common import table_maker

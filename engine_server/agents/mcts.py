@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from engine_server.search import tree as T
-from engine_server.search.driver import Budget, TreeSearch, most_visits
+from engine_server.search import mcts as T
+from engine_server.search.mcts.driver import Budget, TreeSearch, most_visits
 
 from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
 from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine_server.search import tree as T
-from engine_server.search.driver import Budget, TreeSearch, best_mean
+from engine_server.search import mcts as T
+from engine_server.search.mcts.driver import Budget, TreeSearch, best_mean
 
 from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
 from .common import policy_id, rollout_param, table_maker

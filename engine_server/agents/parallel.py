@@ -12,7 +12,6 @@ import time
 from typing import Callable
 
 from engine_server.game import Position
-from engine_server.search.driver import TreeSearch
 from engine_server.search.limits import (
     Candidate,
     Limits,
@@ -22,6 +21,7 @@ from engine_server.search.limits import (
     chain_stop,
     choose_under_bounds,
 )
+from engine_server.search.mcts.driver import TreeSearch
 
 from .base import Agent
 

@@ -4,7 +4,7 @@ Selection is ``Q + c_puct * P * sqrt(N) / (1 + n)`` over the PRIOR column of the
 
 * With a policy/value network (``net``: the shipped one for the position's rules, or a file),
   leaves are evaluated in batches of ``batch`` by ONNX Runtime with virtual loss spreading each
-  batch (``search/batched.py``); priors and values come from the network, proven bounds,
+  batch (``search/mcts/batched.py``); priors and values come from the network, proven bounds,
   leaf solving (``solve_empties``) and the exact root solver play the endgame.
   An iteration is a root visit: one network evaluation, or an exact result where a descent
   ends at a terminal or proven position (``SearchResult.playouts`` counts the evaluations),
@@ -26,11 +26,12 @@ from typing import Any
 from engine_server.eval.evaluator import Evaluator, NetEvaluator
 from engine_server.eval.net import NetError, NetModel, default_net_path, load_net
 from engine_server.game import Position
+from engine_server.game.bitboard import REVERSED, STANDARD
 from engine_server.log import get_logger
-from engine_server.search import tree as T
-from engine_server.search.batched import BatchedTreeSearch
-from engine_server.search.driver import Budget, TreeSearch, most_visits
+from engine_server.search import mcts as T
 from engine_server.search.limits import Limits, ProgressCallback, SearchResult
+from engine_server.search.mcts.batched import BatchedTreeSearch
+from engine_server.search.mcts.driver import Budget, TreeSearch, most_visits
 
 from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, AgentSpecError, Param
 from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker
@@ -39,7 +40,7 @@ from .tree_agent import TreeAgent
 
 log = get_logger("agents")
 
-RULE_NAMES = {T.STANDARD: "standard", T.REVERSED: "reversed"}
+RULE_NAMES = {STANDARD: "standard", REVERSED: "reversed"}
 LEAF_SOLVE_NODES = 20000   # as mcts: one leaf solve stays within a few milliseconds
 
 _warned: set[tuple[str, int]] = set()
@@ -61,16 +62,16 @@ class _Nets:
     def __init__(self, net: str, threads: int):
         self.models: dict[int, NetModel | None] = {}
         if net == "none":
-            self.models = {T.STANDARD: None, T.REVERSED: None}
+            self.models = {STANDARD: None, REVERSED: None}
         elif net == "default":
-            for rules in (T.STANDARD, T.REVERSED):
+            for rules in (STANDARD, REVERSED):
                 path = default_net_path(rules)
                 # loaded now, so a broken shipped file fails when the agent is built
                 self.models[rules] = load_net(path, threads) if path.is_file() else None
         else:
             model = load_net(Path(net).expanduser(), threads)
             self.models = {r: (model if model.rules == r else None)
-                           for r in (T.STANDARD, T.REVERSED)}
+                           for r in (STANDARD, REVERSED)}
         self.net = net
 
     @property
@@ -132,7 +133,7 @@ def _make(spec: str, p: dict[str, Any]) -> Agent:
             noise=p["noise"], noise_alpha=p["noise_alpha"], make_weights=weights_maker())
     else:
         if p["net"] == "default":
-            for rules in (T.STANDARD, T.REVERSED):
+            for rules in (STANDARD, REVERSED):
                 nets.evaluator(rules)  # the warning, now rather than at the first search
         search = TreeSearch("puct", plain, table_maker(p["rollout"]), p["seed"], budget,
                             most_visits, p["memory"] << 20, make_weights=weights_maker())

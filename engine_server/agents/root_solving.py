@@ -1,8 +1,9 @@
 """Perfect endgames for tree agents: the exact solver decides the root whenever it can.
 
 :class:`RootSolvingAgent` wraps a tree agent (``best``, or ``uct`` with its solver on).  Once
-the root has few enough empties it runs a :class:`~engine_server.search.rootsolve.RootSolver`
-beside the tree search and merges the two:
+the root has few enough empties it runs a
+:class:`~engine_server.search.endgame.rootsolve.RootSolver` beside the tree search and merges
+the two:
 
 * exact root: the move with the best exact margin is played (the least bad loss when losing),
   and the search stops as soon as the proof is in;
@@ -25,6 +26,7 @@ import time
 from typing import Any
 
 from engine_server.game import Position
+from engine_server.search.endgame.rootsolve import RootProof, RootSolver
 from engine_server.search.limits import (
     Limits,
     MoveStat,
@@ -33,7 +35,6 @@ from engine_server.search.limits import (
     chain_stop,
     choose_under_bounds,
 )
-from engine_server.search.rootsolve import RootProof, RootSolver
 
 from .base import Agent, AgentWrapper, Param
 

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from engine_server.game import Position
-from engine_server.search import tree as T
-from engine_server.search.driver import Budget, TreeSearch, best_mean, most_visits
+from engine_server.search import mcts as T
 from engine_server.search.limits import MoveStat
+from engine_server.search.mcts.driver import Budget, TreeSearch, best_mean, most_visits
 
 from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
 from .common import policy_id, rollout_param, table_maker

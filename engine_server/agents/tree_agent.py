@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from engine_server.game import Position
-from engine_server.search.driver import TreeSearch
 from engine_server.search.limits import Limits, ProgressCallback, SearchResult
+from engine_server.search.mcts.driver import TreeSearch
 
 from .base import Agent
 

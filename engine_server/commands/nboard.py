@@ -268,7 +268,7 @@ class NBoardHandler:
     def _cmd_analyze(self, rest: str, received: float) -> None:
         from engine_server.agents import make_agent
         from engine_server.agents.analysis import analyze_game
-        from engine_server.search.rootsolve import RootSolver
+        from engine_server.search.endgame.rootsolve import RootSolver
 
         positions = self.session.game.positions()
         agent = make_agent(self.session.agent_spec, seed=self.session.options.seed)

@@ -1,6 +1,6 @@
 """Evaluators: priors over the moves and a value, for a batch of positions at once.
 
-The interface the batched tree search (``search/batched.py``) calls: an :class:`Evaluator`
+The interface the batched tree search (``search/mcts/batched.py``) calls: an :class:`Evaluator`
 takes positions as bitboards (side to move first) plus who is to move, and returns
 
 * priors float32 [N, 65]: over each position's legal moves (index = square, 64 = pass),

@@ -104,9 +104,9 @@ def seed002_diagnostics(seed: int, positions: int = 20) -> dict:
     from engine_server.agents import make_agent
     from engine_server.game import Game
     from engine_server.game import bitboard as bb
-    from engine_server.search import rollout as R
-    from engine_server.search import tree as T
+    from engine_server.search import mcts as T
     from engine_server.search.limits import Limits
+    from engine_server.search.mcts import rollout as R
 
     table = np.zeros(64, dtype=np.int64)
     poss = []

@@ -37,7 +37,7 @@ def seed004_table1(seed: int, games: int = SEED004_TABLE_GAMES) -> dict:
     """Table 1 in the rollout kernel: ``{(avoid, black, white): (B, W, D)}`` for both
     pseudo-random definitions, ``games`` per cell, each cell from its own seeded stream."""
     from engine_server.game import bitboard as bb
-    from engine_server.search import rollout as R
+    from engine_server.search.mcts import rollout as R
 
     ids = {"x": R.PSEUDO_X, "xc": R.PSEUDO}
     table = np.zeros(64, dtype=np.int64)

@@ -50,13 +50,27 @@ from engine_server.game import Color, Position
 from engine_server.game.bitboard import popcount
 from engine_server.log import get_logger
 
-from . import tree as T
+from ..limits import Limits, ProgressCallback, SearchResult
+from .backup import (
+    _any_open,
+    _best_lo,
+    _pruned,
+    backup,
+    prove_up,
+    proven_margin,
+    proven_z,
+    set_bounds,
+    settled,
+)
+from .batch import _solvable, _solve_leaf
 from .driver import DEFAULT_MEMORY, Budget, FinalChoice, TreeSearch, most_visits
-from .limits import Limits, ProgressCallback, SearchResult
-from .tree import (
+from .leaf import _reward
+from .nodes import (
     FIRST,
     FLAGS,
     LO,
+    MAX_MARGIN,
+    MOB,
     MOVE,
     NCHILD,
     NO_EXPAND,
@@ -71,11 +85,14 @@ from .tree import (
     TERMINAL,
     N,
     W,
+    _is_terminal,
+    expand,
 )
+from .options import TreeConfig, tree_config
 
 log = get_logger("search")
 
-INFLIGHT = T.MOB      # descents in flight through the node (see the module docstring)
+INFLIGHT = MOB      # descents in flight through the node (see the module docstring)
 PENDING = 32          # links flag: collected in this batch, waiting for its evaluation
 NET_PRIORS = 64       # links flag: the children's priors came from the evaluator
 MAX_ATTEMPTS = 2      # descents per wanted leaf before a batch is sent short (collisions)
@@ -105,8 +122,8 @@ def select_puct(links, stats, node, cfg, vloss):
     if count == 1:
         return first
     solver = cfg.solver and (links[node, FLAGS] & PROVEN_CHILD) != 0
-    best_lo = T._best_lo(stats, first, count) if solver else -T.MAX_MARGIN
-    any_open = T._any_open(stats, first, count) if solver else False
+    best_lo = _best_lo(stats, first, count) if solver else -MAX_MARGIN
+    any_open = _any_open(stats, first, count) if solver else False
     parent_n = stats[node, N]
     fpu = -stats[node, W] / parent_n if parent_n > 0 else 0.0
     sqrt_n = math.sqrt(max(1.0, parent_n + vloss * stats[node, INFLIGHT]))
@@ -114,7 +131,7 @@ def select_puct(links, stats, node, cfg, vloss):
     best = first
     best_v = -1e300
     for i in range(first, first + count):
-        if solver and T._pruned(stats, i, best_lo, any_open):
+        if solver and _pruned(stats, i, best_lo, any_open):
             continue
         virtual = vloss * stats[i, INFLIGHT]
         n = stats[i, N] + virtual
@@ -141,7 +158,7 @@ def collect_leaves(bbs, links, stats, meta, cfg, k, vloss, root_black, leaves, l
     attempts = 0
     while n_leaves + exact < k and attempts < MAX_ATTEMPTS * k:
         attempts += 1
-        if solver and links[root, FLAGS] & SOLVED and T.settled(links, stats, root):
+        if solver and links[root, FLAGS] & SOLVED and settled(links, stats, root):
             return n_leaves, exact, STATUS_DONE
         node = root
         depth = 0
@@ -161,32 +178,32 @@ def collect_leaves(bbs, links, stats, meta, cfg, k, vloss, root_black, leaves, l
         if fl & PENDING:
             _leave_path(links, stats, node, root)
             continue
-        if solve_k > 0 and T._solvable(bbs, links, node, solve_k) \
-                and not T._is_terminal(bbs, node):
-            if T._solve_leaf(bbs, links, stats, node, cfg.rules, cfg.solve_nodes, tt, ctl):
+        if solve_k > 0 and _solvable(bbs, links, node, solve_k) \
+                and not _is_terminal(bbs, node):
+            if _solve_leaf(bbs, links, stats, node, cfg.rules, cfg.solve_nodes, tt, ctl):
                 _leave_path(links, stats, node, root)
-                T.backup(links, stats, node, T.proven_z(stats, node),
-                         T.proven_margin(stats, node), 0.0, root)
-                T.prove_up(links, stats, node, root)
+                backup(links, stats, node, proven_z(stats, node),
+                         proven_margin(stats, node), 0.0, root)
+                prove_up(links, stats, node, root)
                 exact += 1
                 continue
         fl = links[node, FLAGS]
         if solver and fl & SOLVED and node != root:
             _leave_path(links, stats, node, root)
-            T.backup(links, stats, node, T.proven_z(stats, node), stats[node, LO], 0.0, root)
+            backup(links, stats, node, proven_z(stats, node), stats[node, LO], 0.0, root)
             exact += 1
             continue
-        if fl & TERMINAL or (links[node, NCHILD] < 0 and T._is_terminal(bbs, node)):
+        if fl & TERMINAL or (links[node, NCHILD] < 0 and _is_terminal(bbs, node)):
             _leave_path(links, stats, node, root)
-            z, margin = T._reward(popcount(bbs[node, 0]), popcount(bbs[node, 1]), cfg)
-            T.backup(links, stats, node, -z, -margin, 0.0, root)
+            z, margin = _reward(popcount(bbs[node, 0]), popcount(bbs[node, 1]), cfg)
+            backup(links, stats, node, -z, -margin, 0.0, root)
             if solver:
-                T.set_bounds(links, stats, node, -margin, -margin)
-                T.prove_up(links, stats, node, root)
+                set_bounds(links, stats, node, -margin, -margin)
+                prove_up(links, stats, node, root)
             exact += 1
             continue
         if links[node, NCHILD] < 0 and meta[NO_EXPAND] == 0:
-            if not T.expand(bbs, links, stats, meta, node):
+            if not expand(bbs, links, stats, meta, node):
                 _leave_path(links, stats, node, root)
                 return n_leaves, exact, STATUS_FULL
         links[node, FLAGS] |= PENDING
@@ -212,7 +229,7 @@ def apply_leaves(links, stats, meta, leaves, n, priors, values):
             links[node, FLAGS] |= NET_PRIORS
         _leave_path(links, stats, node, root)
         # no margin estimate from an evaluator: the results show margins of proven moves only
-        T.backup(links, stats, node, -float(values[j]), 0.0, 0.0, root)
+        backup(links, stats, node, -float(values[j]), 0.0, 0.0, root)
 
 
 @njit(cache=True, nogil=True)
@@ -235,9 +252,9 @@ class BatchedTreeSearch(TreeSearch):
     same root again draws fresh noise instead of adding to the old.
     """
 
-    def __init__(self, name: str, config: T.TreeConfig,
+    def __init__(self, name: str, config: TreeConfig,
                  make_evaluator: Callable[[int], Evaluator | None],
-                 fallback: T.TreeConfig, make_table: Callable[[int], np.ndarray], seed: int,
+                 fallback: TreeConfig, make_table: Callable[[int], np.ndarray], seed: int,
                  default_budget: Callable[[Position], Budget],
                  final_choice: FinalChoice = most_visits, memory: int = DEFAULT_MEMORY,
                  batch: int = 8, vloss: float = 1.0, noise: float = 0.0,
@@ -251,7 +268,7 @@ class BatchedTreeSearch(TreeSearch):
             raise ValueError(f"noise {noise} must be in [0, 1] and noise_alpha {noise_alpha} "
                              f"positive")
         self._net_config = self.config
-        self._fallback = T.tree_config(fallback)
+        self._fallback = tree_config(fallback)
         self._make_evaluator = make_evaluator
         self._evaluators: dict[int, Evaluator | None] = {}
         self.evaluator: Evaluator | None = None
@@ -295,7 +312,7 @@ class BatchedTreeSearch(TreeSearch):
         return super().search(position, limits, progress, progress_interval)
 
     # --- the batch step ------------------------------------------------------------------------
-    def _run_batch(self, cfg: T.TreeConfig, table: np.ndarray, n: int, it_left: int,
+    def _run_batch(self, cfg: TreeConfig, table: np.ndarray, n: int, it_left: int,
                    po_left: int, deadline: float | None) -> tuple[int, int, int]:
         if self.evaluator is None:
             return super()._run_batch(cfg, table, n, it_left, po_left, deadline)
@@ -327,7 +344,7 @@ class BatchedTreeSearch(TreeSearch):
                 break
         return done_i, done_p, status
 
-    def _step(self, cfg: T.TreeConfig, k: int) -> tuple[int, int, int]:
+    def _step(self, cfg: TreeConfig, k: int) -> tuple[int, int, int]:
         bbs, links, stats, meta = self._arrays
         assert self.root_position is not None and self.evaluator is not None
         root_black = self.root_position.side == Color.BLACK

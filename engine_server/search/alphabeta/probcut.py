@@ -1,5 +1,5 @@
 """Multi-ProbCut's parameters (the midgame search's selectivity levels, the margins table's
-shape) and its probe depth.  The probes themselves stay inside :func:`alphabeta_pvs._pvs`: they
+shape) and its probe depth.  The probes themselves stay inside :func:`pvs._pvs`: they
 are recursive calls of it, and a kernel of their own would make the recursion span two
 functions."""
 

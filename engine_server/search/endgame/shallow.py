@@ -18,19 +18,8 @@ from engine_server.game.bitboard import (
 )
 from engine_server.game.memory import NO_REFCOUNT
 
-from .endgame_last import (
-    _NOT_A,
-    _NOT_H,
-    _S1,
-    _S7,
-    _S8,
-    _S9,
-    _last1,
-    _odd_quadrants,
-    _solve2,
-    _solve3,
-)
-from .endgame_table import INF, NODES
+from .last import _NOT_A, _NOT_H, _S1, _S7, _S8, _S9, _last1, _odd_quadrants, _solve2, _solve3
+from .table import INF, NODES
 
 SHALLOW = 5          # nodes with at most this many empties skip the tables and the sorting
 

@@ -23,11 +23,11 @@ from engine_server.game.bitboard import (
 )
 from engine_server.game.memory import NO_REFCOUNT, prefetch
 
-from .bounds import table_cut
-from .endgame_last import _odd_quadrants
-from .endgame_shallow import SHALLOW, _small, _stable_upper
-from .endgame_simple import SIMPLE, _child_key, _simple
-from .endgame_table import (
+from ..bounds import table_cut
+from .last import _odd_quadrants
+from .shallow import SHALLOW, _small, _stable_upper
+from .simple import SIMPLE, _child_key, _simple
+from .table import (
     _LO_SHIFT,
     _MOVE_SHIFT,
     _NO_SQ,

@@ -26,14 +26,9 @@ from typing import Callable
 
 from engine_server.game import PASS, Position
 
-from .endgame import (
-    ASPIRATION_MIN,
-    DEFAULT_TABLE_BITS,
-    Solver,
-    WindowResult,
-    even_score,
-    window_around,
-)
+from .guess import even_score, window_around
+from .solver import ASPIRATION_MIN, Solver, WindowResult
+from .table import DEFAULT_TABLE_BITS
 
 MAX = 64
 PREFERRED_CHECKS = 4   # favourites of the search checked for keeping a won root

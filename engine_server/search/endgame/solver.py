@@ -1,59 +1,6 @@
-"""Exact endgame solver: negamax alpha-beta in numba, with a transposition table.
-
-Layers, by the number of empty squares ``n`` of a node:
-
-* ``n > SHALLOW``: :func:`_deep` - transposition table probe/store, enhanced transposition
-  cutoffs from ``ETC_MIN`` empties, moves sorted fastest-first (fewest opponent replies, corner
-  replies counted twice, then corner stability, potential mobility and parity), principal
-  variation search;
-* ``SHALLOW < n <= SIMPLE`` with a null window: :func:`_simple` - each thread's small tables in
-  its control array instead of the big one, children looked up there while they are keyed,
-  moves sorted by the opponent's replies and parity;
-* ``4 <= n <= SHALLOW``: :func:`_shallow` - no table (its probes would cost more than these small
-  subtrees), moves tried in odd-quadrant-first (parity) order, corners first;
-* ``n <= 3``: straight-line solvers; the last move is scored by counting its flips.
-
-Nodes with at least 4 empties first try a stability cutoff: discs that can never flip bound the
-final score (:func:`_stable`).
-
-Scores are final disc differences for the side to move as :func:`bitboard.disc_score` defines
-them (empties to the winner, mirrored under reversed rules).  Every leaf goes through
-``disc_score``, so negamax is right for both rule variants: the game is zero-sum either way.
-
-The kernels cannot see a Python ``threading.Event`` or clock, so a search runs under a node
-budget in ``ctl[LIMIT]``: past it every frame returns at once with ``ctl[ABORTED] = 1`` and
-nothing is stored from the unfinished subtrees.  :func:`solve` calls the kernel in chunks, checks
-its deadline and stop event between them, and keeps the table, so a later chunk re-walks the
-finished part of the tree through table cutoffs instead of searching it again.
-
-The table holds proven bounds of game-theoretic values.  They do not depend on the root, so one
-table may serve many solves (and MCTS kernels calling :func:`solve_root` directly); entries carry
-the rule variant, so standard and reversed entries never mix.
-
-Several threads may share one table (``Solver(threads=N)``): each searches the whole tree, and
-with ``ctl[SHARED]`` set, nodes from ``SHARED_MIN`` empties (and the root) take a move that
-another thread is searching (its busy mark, :func:`busy_mark`, is set) after their other moves
-(Weill's ABDADA).  Entries keep the position xor-ed with their data word, so an entry torn by two
-threads writing it at once matches nothing.
-
-The kernels live in one module per layer, all re-exported here so that ``endgame.X`` names them
-as before:
-
-* ``endgame_table.py`` - the control array's layout (``NODES``, ``LIMIT``, ``ABORTED``, ...,
-  ``CTL_SIZE``) and the transposition table (``_tt_index``, ``_tt_probe``, ``_tt_store``,
-  :func:`new_table`);
-* ``endgame_last.py`` - the last three empties (``_last1``, ``_solve2``, ``_solve3``, ...) and
-  the bit-board helpers the other layers share (``_around``, ``_odd_quadrants``);
-* ``endgame_shallow.py`` - 4 to ``SHALLOW`` empties (``_shallow``, ``_small``) and the
-  stability bound (``_stable``);
-* ``endgame_simple.py`` - null windows up to ``SIMPLE`` empties (``_simple``, its small tables,
-  and the sort keys ``_child_key`` the deep layer uses too);
-* ``endgame_deep.py`` - above ``SHALLOW`` empties (``_deep``, ``_any``, ``_order_key``);
-* ``endgame_guess.py`` - the quick selective search whose estimate centres an exact solve's
-  windows from ``ASPIRATION_MIN`` empties (width 2, each moved to the bound the last returned);
-* this file - the root (:func:`solve_root_eval`, :func:`solve_root`, ``_table_move``) and the
-  Python API (:class:`Solver`, :func:`solve`, ...).
-"""
+"""The exact solver's root kernels (:func:`solve_root_eval`, :func:`solve_root`) and its Python
+API: :class:`Solver` (chunks under a deadline, a table kept between solves), :func:`solve`,
+:func:`solve_move_scores`.  How the layers fit together: the package's docstring."""
 
 from __future__ import annotations
 
@@ -78,80 +25,19 @@ from engine_server.game.bitboard import (
 )
 from engine_server.log import get_logger
 
-from .endgame_deep import (
-    _SIG_DEEP,
-    ETC_MIN,
-    EVAL_ORDER_MIN,
-    EVAL_ORDER_WEIGHT,
-    ORDER_SEARCH_MIN,
-    SHARED_MIN,
+from .deep import (
     _any,
-    _deep,
     _order_key,
 )
-from .endgame_guess import Estimator, even_score, window_around
-from .endgame_last import (
-    _NOT_A,
-    _NOT_H,
-    _Q0,
-    _Q1,
-    _Q2,
-    _Q3,
-    _S1,
-    _S7,
-    _S8,
-    _S9,
-    NO_MOVE,
-    _around,
-    _child2,
-    _last1,
+from .guess import Estimator, even_score, window_around
+from .last import (
     _odd_quadrants,
-    _same_quadrant,
-    _side2,
-    _side3,
-    _solve2,
-    _solve3,
 )
-from .endgame_shallow import (
-    _BAD,
-    _EDGE,
-    _EDGE_H,
-    _EDGE_V,
-    _GOOD,
-    _MID,
-    _SIG_SHALLOW,
-    SHALLOW,
-    _full_lines,
-    _shallow,
-    _small,
-    _stable,
-)
-from .endgame_simple import (
-    _C_BOTTOM,
-    _C_HI,
-    _C_LO,
-    _C_TOP,
-    _CORNERS,
-    SIMPLE,
-    _child_key,
-    _corner_stability,
-    _local,
-    _simple,
-)
-from .endgame_table import (
-    _GEN_SHIFT,
-    _HASH_K1,
-    _HASH_K2,
-    _HASH_SHIFT,
-    _LO_SHIFT,
+from .table import (
     _MOVE_SHIFT,
     _NO_SQ,
-    _RULES_SHIFT,
-    _UP_SHIFT,
-    _VALID,
     ABORTED,
     BEST,
-    BUSY_ROWS,
     CTL_SIZE,
     DEFAULT_TABLE_BITS,
     GENERATION,
@@ -163,16 +49,10 @@ from .endgame_table import (
     SCRATCH,
     SHARED,
     SLOT,
-    TT_COST,
-    TT_DATA,
-    TT_O,
-    TT_P,
     _claim,
     _release,
     _tt_index,
     _tt_probe,
-    _tt_store,
-    busy_mark,
     new_table,
 )
 
@@ -303,7 +183,7 @@ def new_control() -> np.ndarray:
 # --- Python API -------------------------------------------------------------------------------
 
 MODES = ("exact", "wld")
-# From this many empties an exact solve first estimates its score (endgame_guess.py); below,
+# From this many empties an exact solve first estimates its score (guess.py); below,
 # a full window costs less than the estimate
 ASPIRATION_MIN = 18
 CHUNK_SECONDS = 0.02     # a stop or deadline is noticed within about this long
@@ -422,7 +302,7 @@ class Solver:
     def estimate(self, position: Position, deadline: float | None = None,
                  stop: threading.Event | None = None) -> tuple[int, int] | None:
         """A guess of ``position``'s exact margin from a quick selective search, and the
-        nodes it took (:class:`~engine_server.search.endgame_guess.Estimator`); None when
+        nodes it took (:class:`~engine_server.search.endgame.guess.Estimator`); None when
         there is no evaluation to search with."""
         if self._estimator is None:
             self._estimator = Estimator()
@@ -659,22 +539,3 @@ def solve_move_scores(position: Position) -> dict[int, int]:
 
 
 # the public API first, then every other name endgame.py held before the split, for
-# ``endgame.X`` and ``from .endgame import X``
-__all__ = ["SolveResult", "WindowResult", "Solver", "solve", "solve_move_scores", "solve_root",
-           "ASPIRATION_MIN", "even_score", "window_around",
-           "solve_root_eval",
-           "default_solver", "new_table", "new_control", "MODES", "NODES", "LIMIT", "ABORTED",
-           "BEST", "GENERATION", "SHARED", "SHALLOW", "ORDER_SEARCH_MIN", "SHARED_MIN",
-           "BUSY_ROWS", "busy_mark", "_claim", "_release",
-           "log", "ETC_MIN", "EVAL_ORDER_MIN", "EVAL_ORDER_WEIGHT", "INF", "NO_MOVE",
-           "SCRATCH", "KEYS", "SLOT", "CTL_SIZE", "TT_P", "TT_O", "TT_DATA", "TT_COST",
-           "_LO_SHIFT", "_UP_SHIFT", "_MOVE_SHIFT", "_RULES_SHIFT", "_GEN_SHIFT", "_VALID",
-           "_HASH_K1", "_HASH_K2", "_HASH_SHIFT", "_CORNERS", "_Q0", "_Q1", "_Q2", "_Q3",
-           "_GOOD", "_BAD", "_MID", "_NO_SQ", "_NOT_A", "_NOT_H", "_EDGE_H", "_EDGE_V",
-           "_EDGE", "_S1", "_S7", "_S8", "_S9", "_C_LO", "_C_HI", "_C_TOP", "_C_BOTTOM",
-           "_around", "_full_lines", "_stable", "_last1", "_side2", "_solve2", "_child2",
-           "_side3", "_same_quadrant", "_odd_quadrants", "_solve3", "_SIG_SHALLOW", "_shallow",
-           "_tt_index", "_tt_probe", "_tt_store", "_SIG_DEEP", "_small", "_any",
-           "_corner_stability", "_order_key", "_deep", "_SIG_ROOT", "_SIG_ROOT_EVAL", "_NO_W",
-           "_table_move", "DEFAULT_TABLE_BITS", "CHUNK_SECONDS", "FIRST_CHUNK", "_NO_LIMIT",
-           "default_solver", "SIMPLE", "LOCAL", "_child_key", "_local", "_simple"]

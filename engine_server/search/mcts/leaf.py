@@ -12,9 +12,9 @@ from engine_server.eval.features import evaluate_raw
 from engine_server.game.bitboard import REVERSED, disc_score
 from engine_server.game.memory import NO_REFCOUNT
 
+from .nodes import FIRST, MOVE, NCHILD, PRIOR
+from .options import REWARD_RATIO, SELECT_PUCT
 from .rollout import rollout
-from .tree_nodes import FIRST, MOVE, NCHILD, PRIOR
-from .tree_options import REWARD_RATIO, SELECT_PUCT
 
 
 @njit(cache=True, **NO_REFCOUNT)

@@ -11,9 +11,9 @@ from numba import njit
 from engine_server.game.bitboard import S32, U, rng_next
 from engine_server.game.memory import NO_REFCOUNT
 
-from .tree_backup import _any_open, _best_lo, _mean, _pruned
-from .tree_nodes import FIRST, FLAGS, MAX_MARGIN, NCHILD, PRIOR, PROVEN_CHILD, W2, N, W
-from .tree_options import SELECT_OCBA, SELECT_OCBA_EQUAL, SELECT_PUCT, SELECT_ROUND_ROBIN
+from .backup import _any_open, _best_lo, _mean, _pruned
+from .nodes import FIRST, FLAGS, MAX_MARGIN, NCHILD, PRIOR, PROVEN_CHILD, W2, N, W
+from .options import SELECT_OCBA, SELECT_OCBA_EQUAL, SELECT_PUCT, SELECT_ROUND_ROBIN
 
 
 @njit(cache=True)

@@ -1,7 +1,7 @@
 """The exact solver's two arrays shared with Python: the control array (node counters, the node
 budget, per-ply move lists) and the transposition table of proven bounds (:func:`_tt_probe`,
 :func:`_tt_store`, :func:`new_table`).  The layers of the solver are described in
-engine_server/search/endgame.py."""
+engine_server/search/endgame/__init__.py."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ FLIPS = 2 * KEYS
 REPLIES = 3 * KEYS
 SLOT = 4 * KEYS
 # After the plies, each thread's small tables of the nodes from SHALLOW + 1 to SIMPLE empties
-# (endgame_simple.py): LOCAL_LEVELS tables of LOCAL_SIZE entries of LOCAL_WORDS words each.
+# (simple.py): LOCAL_LEVELS tables of LOCAL_SIZE entries of LOCAL_WORDS words each.
 LOCAL = SCRATCH + 65 * SLOT    # plies are indexed by empties (0..63) and 64 for the root
 LOCAL_BITS = 10
 LOCAL_SIZE = 1 << LOCAL_BITS

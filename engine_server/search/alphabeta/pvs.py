@@ -2,7 +2,7 @@
 (:func:`_pvs`), its leaves (the evaluation in score units, finished games by their exact margin),
 and the root (:func:`search_root`); threads that share a search (``ctl[SHARED]``) defer the moves
 another one is searching (ABDADA).  The search is described in
-engine_server/search/alphabeta.py."""
+engine_server/search/alphabeta/__init__.py."""
 
 from __future__ import annotations
 
@@ -30,12 +30,14 @@ from engine_server.game.bitboard import (
     flips,
     legal_moves,
     lowest_square,
+    neighbours,
     popcount,
 )
 from engine_server.game.memory import NO_REFCOUNT, prefetch
 
-from .alphabeta_probcut import MPC_MIN_DEPTH, PC_MAX_NEST, SEL_EXACT, _shallow
-from .alphabeta_table import (
+from ..bounds import table_cut
+from .probcut import MPC_MIN_DEPTH, PC_MAX_NEST, SEL_EXACT, _shallow
+from .table import (
     _DEPTH_SHIFT,
     _LO_SHIFT,
     _M8,
@@ -69,8 +71,6 @@ from .alphabeta_table import (
     _store,
     busy_mark,
 )
-from .bounds import table_cut
-from .endgame_last import _around
 
 SCALE = 4                 # score units per disc
 RAW_SHIFT = 4             # evaluate_raw is in 1/64 disc: >> 4 gives quarter discs
@@ -334,7 +334,7 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
                 e, have = _child_eval(ctl, fb, have, w, m, f, nP, nO, om)
                 key = 256 * key + e
             else:
-                key = 4 * key + min(popcount(_around(nO) & ~(nP | nO)), 31)
+                key = 4 * key + min(popcount(neighbours(nO) & ~(nP | nO)), 31)
             j = n
             while j > 0 and ctl[base + 64 + j - 1] > key:
                 ctl[base + j] = ctl[base + j - 1]

@@ -1,6 +1,6 @@
 """The midgame search's helper threads: from ``PARALLEL_DEPTH`` every thread searches the
 iteration over the shared table (ABDADA, :func:`shared_root`).  The search is described in
-engine_server/search/alphabeta.py and docs/search.md."""
+engine_server/search/alphabeta/__init__.py and docs/search.md."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import threading
 
 import numpy as np
 
-from .alphabeta_pvs import search_root
-from .alphabeta_table import ABORTED, HALT, ROOT_BEST, ROOT_DONE, ROOT_SCORE, SHARED
+from .pvs import search_root
+from .table import ABORTED, HALT, ROOT_BEST, ROOT_DONE, ROOT_SCORE, SHARED
 
 PARALLEL_DEPTH = 5        # from this iteration the helper threads join the search
 

@@ -1,7 +1,7 @@
 """The midgame search's two arrays shared with Python: the control array (node counters, the
 stop flags the kernels poll, the root's result, per-ply move lists) and the transposition table of
 depth-tagged bounds (:func:`_store`, :func:`table_move`, :func:`known_children`).  The search is
-described in engine_server/search/alphabeta.py."""
+described in engine_server/search/alphabeta/__init__.py."""
 
 from __future__ import annotations
 

@@ -17,9 +17,37 @@ from engine_server.game import Position
 from engine_server.game import bitboard as bb
 from engine_server.log import get_logger
 
-from . import endgame as EG
-from . import tree as T
-from .limits import Limits, MoveStat, ProgressCallback, SearchResult, choose_under_bounds
+from .. import endgame as EG
+from ..limits import Limits, MoveStat, ProgressCallback, SearchResult, choose_under_bounds
+from .batch import run_batch
+from .leaf import set_priors, uses_priors
+from .nodes import (
+    BYTES_PER_NODE,
+    CAPACITY,
+    FIRST,
+    FLAGS,
+    HI,
+    LO,
+    MARGIN,
+    MAX_MARGIN,
+    MOVE,
+    NCHILD,
+    NEXT_FREE,
+    NO_EXPAND,
+    PRIOR,
+    ROOT,
+    SOLVED,
+    STATUS_DONE,
+    STATUS_FULL,
+    N,
+    W,
+    copy_subtree,
+    count_subtree,
+    expand,
+    init_root,
+    new_tree,
+)
+from .options import TreeConfig, tree_config
 
 log = get_logger("search")
 
@@ -37,21 +65,21 @@ DescribeMove = Callable[[np.ndarray, np.ndarray, int, Position, MoveStat], None]
 def most_visits(links: np.ndarray, stats: np.ndarray, first: int, count: int,
                 position: Position) -> int:
     rows = range(first, first + count)
-    return max(rows, key=lambda i: (stats[i, T.N], _mean(stats, i)))
+    return max(rows, key=lambda i: (stats[i, N], _mean(stats, i)))
 
 
 def best_mean(links: np.ndarray, stats: np.ndarray, first: int, count: int,
               position: Position) -> int:
     rows = range(first, first + count)
-    return max(rows, key=lambda i: (_mean(stats, i) if stats[i, T.N] > 0 else -2.0,
-                                    stats[i, T.N]))
+    return max(rows, key=lambda i: (_mean(stats, i) if stats[i, N] > 0 else -2.0,
+                                    stats[i, N]))
 
 
 def _solver_choice(links: np.ndarray, stats: np.ndarray, first: int, count: int,
                    chosen: int) -> int:
     """The final choice under the children's proven bounds (see ``choose_under_bounds``)."""
     return choose_under_bounds(
-        [(i, float(stats[i, T.LO]), float(stats[i, T.HI]), float(stats[i, T.N]),
+        [(i, float(stats[i, LO]), float(stats[i, HI]), float(stats[i, N]),
           _mean(stats, i)) for i in range(first, first + count)], chosen)
 
 
@@ -62,11 +90,11 @@ def _unassailable(links: np.ndarray, stats: np.ndarray, gained: float, t0: float
     (visits, not iterations: an iteration that simulates every new child adds several).  Never true
     while a child has proven bounds: the solver's choice may still change.  ``now`` is the
     clock's reading (tests give their own, so that a pause cannot change the rate)."""
-    first, count = int(links[0, T.FIRST]), int(links[0, T.NCHILD])
-    if count < 2 or np.any(stats[first:first + count, T.LO] > -T.MAX_MARGIN) \
-            or np.any(stats[first:first + count, T.HI] < T.MAX_MARGIN):
+    first, count = int(links[0, FIRST]), int(links[0, NCHILD])
+    if count < 2 or np.any(stats[first:first + count, LO] > -MAX_MARGIN) \
+            or np.any(stats[first:first + count, HI] < MAX_MARGIN):
         return False
-    n = np.sort(stats[first:first + count, T.N])
+    n = np.sort(stats[first:first + count, N])
     if now is None:
         now = time.monotonic()
     left = gained / max(now - t0, 1e-6) * (deadline - now)
@@ -74,8 +102,8 @@ def _unassailable(links: np.ndarray, stats: np.ndarray, gained: float, t0: float
 
 
 def _mean(stats: np.ndarray, i: int) -> float:
-    n = stats[i, T.N]
-    return float(stats[i, T.W] / n) if n > 0 else 0.0
+    n = stats[i, N]
+    return float(stats[i, W] / n) if n > 0 else 0.0
 
 
 @dataclass
@@ -93,7 +121,7 @@ _NO_WEIGHTS = np.zeros((1, 1), np.int32)
 class TreeSearch:
     """One search tree plus the loop that grows it.  Not thread-safe: one search at a time."""
 
-    def __init__(self, name: str, config: T.TreeConfig,
+    def __init__(self, name: str, config: TreeConfig,
                  make_table: Callable[[int], np.ndarray], seed: int,
                  default_budget: Callable[[Position], Budget],
                  final_choice: FinalChoice = most_visits,
@@ -104,7 +132,7 @@ class TreeSearch:
         if memory < 1 << 20:
             raise ValueError(f"memory cap must be at least 1 MiB, got {memory} bytes")
         # Checked here, when the agent is built, so a bad option never waits for a search.
-        config = T.tree_config(config)
+        config = tree_config(config)
         if config.eval > 0 and make_weights is None:
             raise ValueError(f"{name}: eval > 0 needs evaluation weights")
         self.name = name
@@ -120,13 +148,13 @@ class TreeSearch:
         # Stop before the deadline once the most-visited move cannot be caught (KataGo does the
         # same); only meaningful for agents whose final choice is the most visits.
         self.early_stop = early_stop
-        self.max_nodes = max(1024, memory // T.BYTES_PER_NODE)
+        self.max_nodes = max(1024, memory // BYTES_PER_NODE)
         # Zeroed arrays of the full cap cost nothing until touched (the OS maps pages lazily),
         # and growing by copying mid-search could overrun a deadline.
-        self._arrays = T.new_tree(self.max_nodes)
+        self._arrays = new_tree(self.max_nodes)
         self.root_position: Position | None = None
         self._reused = 0.0
-        self._cfg: T.TreeConfig | None = None  # ``config`` with the rules of the last search
+        self._cfg: TreeConfig | None = None  # ``config`` with the rules of the last search
         self._table: np.ndarray | None = None
         self._cfg_rules: int | None = None
         self._advanced = False  # advance() ran since the last search: keep its reuse figure
@@ -136,16 +164,16 @@ class TreeSearch:
     # --- tree management ---------------------------------------------------------------------
     @property
     def nodes(self) -> int:
-        return int(self._arrays[3][T.NEXT_FREE]) if self.root_position is not None else 0
+        return int(self._arrays[3][NEXT_FREE]) if self.root_position is not None else 0
 
     def reset(self, position: Position | None = None) -> None:
         """Drop the tree (and start a new one at ``position`` if given)."""
         self.root_position = None
         if position is not None:
             bbs, links, stats, meta = self._arrays
-            meta[T.NO_EXPAND] = 0
+            meta[NO_EXPAND] = 0
             P, O = position.bitboards()
-            T.init_root(bbs, links, stats, meta, P, O)
+            init_root(bbs, links, stats, meta, P, O)
             self.root_position = position
 
     def advance(self, moves: list[int]) -> float:
@@ -168,10 +196,10 @@ class TreeSearch:
                 return 0.0
             pos = pos.play(mv)
             nxt = -1
-            if node >= 0 and links[node, T.NCHILD] > 0:
-                f = int(links[node, T.FIRST])
-                for i in range(f, f + int(links[node, T.NCHILD])):
-                    if int(links[i, T.MOVE]) == mv:
+            if node >= 0 and links[node, NCHILD] > 0:
+                f = int(links[node, FIRST])
+                for i in range(f, f + int(links[node, NCHILD])):
+                    if int(links[i, MOVE]) == mv:
                         nxt = i
                         break
             node = nxt
@@ -187,12 +215,12 @@ class TreeSearch:
         if node == 0:
             self._reused = 1.0 if before > 1 else 0.0
             return
-        kept = int(T.count_subtree(links, node))
-        cap = int(meta[T.CAPACITY])
-        new = T.new_tree(cap)
-        used = int(T.copy_subtree(bbs, links, stats, node, new[0], new[1], new[2]))
-        new[3][T.NEXT_FREE] = used
-        new[3][T.ROOT] = 0
+        kept = int(count_subtree(links, node))
+        cap = int(meta[CAPACITY])
+        new = new_tree(cap)
+        used = int(copy_subtree(bbs, links, stats, node, new[0], new[1], new[2]))
+        new[3][NEXT_FREE] = used
+        new[3][ROOT] = 0
         self._arrays = new
         self.root_position = pos
         self._reused = kept / before if before else 0.0
@@ -220,10 +248,10 @@ class TreeSearch:
         for _ in range(max_depth):
             nxt = []
             for n in frontier:
-                c = int(links[n, T.NCHILD])
+                c = int(links[n, NCHILD])
                 if c <= 0:
                     continue
-                f = int(links[n, T.FIRST])
+                f = int(links[n, FIRST])
                 for i in range(f, f + c):
                     if bbs[i, 0] == P and bbs[i, 1] == O:
                         return i
@@ -237,25 +265,25 @@ class TreeSearch:
         if self.root_position != position:
             return []
         bbs, links, stats, meta = self._arrays
-        first, count = int(links[0, T.FIRST]), int(links[0, T.NCHILD])
+        first, count = int(links[0, FIRST]), int(links[0, NCHILD])
         if count <= 0:
             return []
-        rows = sorted(range(first, first + count), key=lambda i: -stats[i, T.N])
-        return [int(links[i, T.MOVE]) for i in rows if stats[i, T.N] > 0]
+        rows = sorted(range(first, first + count), key=lambda i: -stats[i, N])
+        return [int(links[i, MOVE]) for i in rows if stats[i, N] > 0]
 
     def _grow(self) -> bool:
         bbs, links, stats, meta = self._arrays
-        cap = int(meta[T.CAPACITY])
+        cap = int(meta[CAPACITY])
         if cap >= self.max_nodes:
             return False
         new_cap = min(self.max_nodes, cap * 2)
-        nb, nl, ns, nm = T.new_tree(new_cap)
-        used = int(meta[T.NEXT_FREE])
+        nb, nl, ns, nm = new_tree(new_cap)
+        used = int(meta[NEXT_FREE])
         nb[:used] = bbs[:used]
         nl[:used] = links[:used]
         ns[:used] = stats[:used]
         nm[:] = meta
-        nm[T.CAPACITY] = new_cap
+        nm[CAPACITY] = new_cap
         self._arrays = (nb, nl, ns, nm)
         return True
 
@@ -279,14 +307,14 @@ class TreeSearch:
         if cfg.solve_empties > 0 and self._solver_arrays[0].shape[0] < 1 << 10:
             self._solver_arrays = (EG.new_table(SOLVER_TABLE_BITS), EG.new_control())
         bbs, links, stats, meta = self._arrays
-        if links[0, T.NCHILD] < 0:
-            if not T.expand(bbs, links, stats, meta, 0):
+        if links[0, NCHILD] < 0:
+            if not expand(bbs, links, stats, meta, 0):
                 self._grow()
                 bbs, links, stats, meta = self._arrays
-                T.expand(bbs, links, stats, meta, 0)
-        if T.uses_priors(cfg):
-            T.set_priors(bbs, links, stats, 0, cfg, table, self._weights)
-        count = int(links[0, T.NCHILD])
+                expand(bbs, links, stats, meta, 0)
+        if uses_priors(cfg):
+            set_priors(bbs, links, stats, 0, cfg, table, self._weights)
+        count = int(links[0, NCHILD])
         if count == 0:  # game over: nothing to play
             return self._result(position, 0, 0, t0, "done", False)
         if count == 1:  # a forced move (or pass): answer at once
@@ -301,7 +329,7 @@ class TreeSearch:
         po_left = max_playouts if max_playouts is not None else 1 << 62
 
         iters = playouts = 0
-        root_n0 = float(stats[0, T.N])
+        root_n0 = float(stats[0, N])
         batch = 4
         full = False
         stopped_by = "done"
@@ -333,13 +361,13 @@ class TreeSearch:
                 playouts += done_p
                 it_left -= done_i
                 po_left -= done_p
-                if status == T.STATUS_FULL:
+                if status == STATUS_FULL:
                     if not self._grow():
-                        meta[T.NO_EXPAND] = 1
+                        meta[NO_EXPAND] = 1
                         full = True
                         log.warning("tree_full", nodes=self.nodes, cap_nodes=self.max_nodes)
-                elif status == T.STATUS_DONE:
-                    solved = bool(links[0, T.FLAGS] & T.SOLVED)
+                elif status == STATUS_DONE:
+                    solved = bool(links[0, FLAGS] & SOLVED)
                     stopped_by = "solved" if solved else "done"
                     break
                 # Size the next batch to ~5 ms, never past the deadline.
@@ -352,7 +380,7 @@ class TreeSearch:
                                     batch * 4))
                     batch = max(1, batch)
                 if (self.early_stop and deadline is not None and iters >= 256
-                        and _unassailable(links, stats, stats[0, T.N] - root_n0, t0, deadline)):
+                        and _unassailable(links, stats, stats[0, N] - root_n0, t0, deadline)):
                     stopped_by = "unassailable"
                     break
                 if progress is not None and time.monotonic() - last_progress >= progress_interval:
@@ -363,7 +391,7 @@ class TreeSearch:
                 gc.enable()
         return self._result(position, iters, playouts, t0, stopped_by, full)
 
-    def _run_batch(self, cfg: T.TreeConfig, table: np.ndarray, n: int, it_left: int,
+    def _run_batch(self, cfg: TreeConfig, table: np.ndarray, n: int, it_left: int,
                    po_left: int, deadline: float | None) -> tuple[int, int, int]:
         """One batch of about ``n`` iterations (never more than ``it_left`` iterations or
         ``po_left`` playouts): ``(iterations, playouts, status)``.  The strategy hook of the
@@ -371,13 +399,13 @@ class TreeSearch:
         for an evaluator) and keep the clock, limits, reuse and reporting.  ``deadline`` is the
         search's, for a hook whose steps are too long to size by ``n`` alone."""
         bbs, links, stats, meta = self._arrays
-        return T.run_batch(bbs, links, stats, meta, cfg, table, self.rng, n, po_left,
+        return run_batch(bbs, links, stats, meta, cfg, table, self.rng, n, po_left,
                            *self._solver_arrays, self._weights)
 
     def _result(self, position: Position, iters: int, playouts: int, t0: float,
                 stopped_by: str, full: bool, final: bool = True) -> SearchResult:
         bbs, links, stats, meta = self._arrays
-        first, count = int(links[0, T.FIRST]), int(links[0, T.NCHILD])
+        first, count = int(links[0, FIRST]), int(links[0, NCHILD])
         moves: list[MoveStat] = []
         best_move = None
         if count > 0:
@@ -385,22 +413,22 @@ class TreeSearch:
             if self.config.solver:
                 best_row = _solver_choice(links, stats, first, count, best_row)
             for i in range(first, first + count):
-                n = stats[i, T.N]
+                n = stats[i, N]
                 m = MoveStat(
-                    move=int(links[i, T.MOVE]), visits=int(n), value=_mean(stats, i),
-                    prior=float(stats[i, T.PRIOR]),
-                    margin=float(stats[i, T.MARGIN] / n) if n > 0 else None)
+                    move=int(links[i, MOVE]), visits=int(n), value=_mean(stats, i),
+                    prior=float(stats[i, PRIOR]),
+                    margin=float(stats[i, MARGIN] / n) if n > 0 else None)
                 if self._describe_move is not None:
                     self._describe_move(links, stats, i, position, m)
-                m.bound(int(stats[i, T.LO]), int(stats[i, T.HI]))
+                m.bound(int(stats[i, LO]), int(stats[i, HI]))
                 moves.append(m)
-            best_move = int(links[best_row, T.MOVE])
+            best_move = int(links[best_row, MOVE])
             moves.sort(key=lambda m: (m.move != best_move, -m.visits, -m.value))
-        root_n = stats[0, T.N]
-        root_value = -float(stats[0, T.W] / root_n) if root_n > 0 else (
+        root_n = stats[0, N]
+        root_value = -float(stats[0, W] / root_n) if root_n > 0 else (
             moves[0].value if moves else 0.0)
         # the root's bounds are stored from the view of the player who moved into it
-        lower, upper = -int(stats[0, T.HI]), -int(stats[0, T.LO])
+        lower, upper = -int(stats[0, HI]), -int(stats[0, LO])
         return SearchResult(
             best_move=best_move, moves=moves, pv=self._pv(best_move), root_value=root_value,
             iterations=iters, playouts=playouts, elapsed=time.monotonic() - t0,
@@ -412,17 +440,17 @@ class TreeSearch:
             return []
         bbs, links, stats, meta = self._arrays
         pv = [best_move]
-        f, c = int(links[0, T.FIRST]), int(links[0, T.NCHILD])
-        node = next(i for i in range(f, f + c) if int(links[i, T.MOVE]) == best_move)
+        f, c = int(links[0, FIRST]), int(links[0, NCHILD])
+        node = next(i for i in range(f, f + c) if int(links[i, MOVE]) == best_move)
         while len(pv) < max_len:
-            c = int(links[node, T.NCHILD])
+            c = int(links[node, NCHILD])
             if c <= 0:
                 break
-            f = int(links[node, T.FIRST])
-            nxt = max(range(f, f + c), key=lambda i: stats[i, T.N])
-            if stats[nxt, T.N] <= 0:
+            f = int(links[node, FIRST])
+            nxt = max(range(f, f + c), key=lambda i: stats[i, N])
+            if stats[nxt, N] <= 0:
                 break
-            pv.append(int(links[nxt, T.MOVE]))
+            pv.append(int(links[nxt, MOVE]))
             node = nxt
         return pv
 

@@ -1,6 +1,6 @@
 """The tree's node storage: the columns and flags of the three node arrays (their layout is
-described in engine_server/search/tree.py), the status codes the kernels return, and the kernels
-that create, expand, count and copy nodes."""
+described in the package's docstring), the status codes the kernels return, and the kernels that
+create, expand, count and copy nodes."""
 
 from __future__ import annotations
 

@@ -29,13 +29,14 @@ from engine_server.game.bitboard import (
     flips,
     legal_moves,
     lowest_square,
+    neighbours,
     popcount,
 )
 from engine_server.game.memory import NO_REFCOUNT
 
-from .endgame_last import _S1, _S8, _around, _odd_quadrants
-from .endgame_shallow import SHALLOW, _small, _stable_upper
-from .endgame_table import (
+from .last import _S1, _S8, _odd_quadrants
+from .shallow import SHALLOW, _small, _stable_upper
+from .table import (
     FLIPS,
     INF,
     KEYS,
@@ -79,7 +80,7 @@ def _child_key(nP, nO, m, odd, replies):
     # the sort key of the move m to (nP, nO), whose side to move has the moves ``replies``:
     # fewest replies (corners counted twice), then corner stability, potential mobility, parity
     key = (popcount(replies) + popcount(replies & _CORNERS)) << 12
-    key += popcount(_around(nO) & ~(nP | nO)) << 4
+    key += popcount(neighbours(nO) & ~(nP | nO)) << 4
     key -= _corner_stability(nO) << 8
     if m & odd:
         key -= 8

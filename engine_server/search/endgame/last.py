@@ -7,10 +7,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine_server.game.bitboard import U0, U1, U, disc_score, flips, lowest_square, popcount
+from engine_server.game.bitboard import (
+    U0,
+    U1,
+    U,
+    disc_score,
+    flips,
+    lowest_square,
+    neighbours,
+    popcount,
+)
 from engine_server.game.memory import NO_REFCOUNT
 
-from .endgame_table import NODES
+from .table import NODES
 
 NO_MOVE = -1000      # "the side to move has no legal move" from the side solvers
 
@@ -26,15 +35,6 @@ _S1 = U(1)
 _S7 = U(7)
 _S8 = U(8)
 _S9 = U(9)
-
-
-@njit(cache=True, inline="always")
-def _around(X):
-    """Squares next to a disc of X (a potential move of the other side needs one)."""
-    l = X & _NOT_A
-    r = X & _NOT_H
-    return ((r << _S1) | (l >> _S1) | (X << _S8) | (X >> _S8) | (r << _S9) | (l >> _S9)
-            | (l << _S7) | (r >> _S7))
 
 
 def _line_counts() -> np.ndarray:
@@ -113,12 +113,12 @@ def _last1(P, O, m, rules):
 def _side2(P, O, alpha, beta, a, b, rules):
     # Side to move plays one of the two empties a, b; NO_MOVE when it has neither.
     best = NO_MOVE
-    f = flips(P, O, a) if _around(a) & O else U0
+    f = flips(P, O, a) if neighbours(a) & O else U0
     if f != U0:
         best = -_last1(O ^ f, P ^ f ^ a, b, rules)
         if best >= beta:
             return best
-    f = flips(P, O, b) if _around(b) & O else U0
+    f = flips(P, O, b) if neighbours(b) & O else U0
     if f != U0:
         v = -_last1(O ^ f, P ^ f ^ b, a, rules)
         if v > best:

@@ -21,7 +21,7 @@ import numpy as np
 from engine_server.game import Position
 from engine_server.log import get_logger
 
-from .alphabeta import SCALE, SELECTIVITY_PCT, SELECTIVITY_T, AlphaBeta
+from ..alphabeta import SCALE, SELECTIVITY_PCT, SELECTIVITY_T, AlphaBeta
 
 GUESS_DEPTH = 14       # plies of the selective search
 GUESS_LEVEL = 74       # its Multi-ProbCut confidence, percent

@@ -1,32 +1,5 @@
-"""Midgame alpha-beta: iterative-deepening principal variation search over the pattern evaluation.
-
-Kernels (numba, nogil): negamax PVS with fail-soft bounds, a transposition table of depth-tagged
-bounds kept from one search (and move) to the next, moves ordered by the table's move first and
-then by the evaluation of the position after the move (the opponent's view, so ascending), leaves
-scored by :func:`engine_server.eval.features.evaluate_moves` (``evaluate_raw``'s value from the
-merged tables of ``eval_tables``) and finished games by their exact margin.  Scores are in
-quarter discs (``SCALE``): fine enough for the evaluation's precision, coarse enough that
-null-window re-searches stay rare.
-
-Control: the kernels cannot see a clock, so they poll ``ctl[STOP]`` (set by a timer thread at
-the deadline or by the caller's stop event) and ``ctl[LIMIT]`` (a node budget) every 1024
-nodes; after either every frame returns at once with ``ctl[ABORTED]`` set and stores nothing.
-An aborted iteration still counts where it can be trusted: a root move whose full-window search
-finished above the previous best replaces it (PVS proves that with a finished re-search).
-
-The code lives in one module per concern, all re-exported here so that ``alphabeta.X`` names it
-as before:
-
-* ``alphabeta_table.py`` - the control array's layout (``NODES``, ``STOP``, ``ROOT_BEST``, ...,
-  ``CTL_SIZE``) and the transposition table (``_store``, ``table_move``, ``known_children``);
-* ``alphabeta_probcut.py`` - Multi-ProbCut's levels (``SELECTIVITY_T``, ``SEL_EXACT``), the
-  margins table's shape (``MPC_SHAPE``, ``NO_MPC``) and the probe depth;
-* ``alphabeta_pvs.py`` - the search proper: ``_pvs`` (the probes included), ``search_root``,
-  the leaves, ``static_eval``;
-* ``alphabeta_threads.py`` - the helper threads (``shared_root``: ABDADA over the shared table);
-* this file - iterative deepening with aspiration windows, :class:`AlphaBeta` and
-  :class:`ABResult`.
-"""
+"""Iterative deepening with aspiration windows over the kernels of ``pvs.py``, and the
+Python API: :class:`AlphaBeta` (a table kept between searches) and :class:`ABResult`."""
 
 from __future__ import annotations
 
@@ -40,77 +13,34 @@ import numpy as np
 from engine_server.eval.features import eval_tables
 from engine_server.game import PASS, Position
 
-from .alphabeta_probcut import (
-    MPC_MIN_DEPTH,
+from .probcut import (
     MPC_SHAPE,
     NO_MPC,
-    PC_MAX_NEST,
     SEL_EXACT,
-    SELECTIVITY_PCT,
-    SELECTIVITY_T,
-    _shallow,
 )
-from .alphabeta_pvs import (
-    _CORNERS,
-    _SIG,
-    DEFER_DEPTH,
-    ETC_DEPTH,
-    EVAL_MAX,
-    RAW_SHIFT,
+from .pvs import (
     SCALE,
-    SORT_MOBILITY_DEPTH,
-    _final,
-    _leaf,
-    _poll,
-    _pvs,
     search_root,
-    static_eval,
-    values_to_depth,
 )
-from .alphabeta_table import (
-    _DEPTH_SHIFT,
-    _GEN_SHIFT,
-    _HK1,
-    _HK2,
-    _LO_SHIFT,
-    _M8,
-    _M16,
-    _MOVE_SHIFT,
-    _NO_MOVE,
-    _OFF,
-    _RULES_SHIFT,
-    _S32,
-    _SEL_SHIFT,
-    _UP_SHIFT,
-    _VALID,
-    ABORTED,
+from .table import (
     BUSY,
     CTL_SIZE,
     GEN,
-    HALT,
     INF,
     KILLER,
     LIMIT,
-    MAX_PLY,
     NODES,
-    PC_NEST,
-    POLL,
     ROOT_BEST,
     ROOT_DONE,
     ROOT_SCORE,
     SCRATCH,
     SEL,
-    SHARED,
     SLOT,
     STOP,
-    _holds,
-    _slot,
-    _store,
     known_children,
-    store_root,
     table_move,
 )
-from .alphabeta_threads import PARALLEL_DEPTH, shared_root
+from .threads import PARALLEL_DEPTH, shared_root
 
 ASPIRATION_DEPTH = 4      # from this iteration the root searches a window around the last value
 ASPIRATION = 2 * SCALE    # its half width
@@ -392,16 +322,3 @@ class AlphaBeta:
 
 
 # the public API first, then every other name alphabeta.py held before the split, for
-# ``alphabeta.X`` (training/selfplay.py reads AB.search_root, AB.NO_MPC, AB.STOP, AB.INF, ...)
-__all__ = ["AlphaBeta", "ABResult", "MPC_SHAPE", "SCALE", "SELECTIVITY_PCT", "SELECTIVITY_T",
-           "SEL_EXACT", "search_root", "static_eval", "values_to_depth",
-           "RAW_SHIFT", "EVAL_MAX", "INF", "NODES", "LIMIT", "ABORTED", "STOP", "GEN",
-           "ROOT_BEST", "ROOT_SCORE", "ROOT_DONE", "SEL", "PC_NEST", "HALT", "SCRATCH",
-           "MAX_PLY", "SLOT", "CTL_SIZE", "POLL", "_OFF", "_LO_SHIFT", "_UP_SHIFT",
-           "_DEPTH_SHIFT", "_MOVE_SHIFT", "_GEN_SHIFT", "_RULES_SHIFT", "_SEL_SHIFT", "_VALID",
-           "_M16", "_M8", "_NO_MOVE", "_HK1", "_HK2", "_S32", "_CORNERS",
-           "SORT_MOBILITY_DEPTH", "ETC_DEPTH", "ASPIRATION_DEPTH", "ASPIRATION",
-           "PARALLEL_DEPTH", "MPC_MIN_DEPTH", "PC_MAX_NEST", "NO_MPC", "_slot",
-           "_leaf", "_final", "_poll", "_holds", "_shallow", "_store", "_SIG", "_pvs",
-           "store_root", "table_move", "known_children", "Iteration", "shared_root",
-           "BUSY", "SHARED", "DEFER_DEPTH"]

@@ -7,9 +7,9 @@ from numba import njit
 
 from engine_server.game.memory import NO_REFCOUNT
 
-from .tree_backup import _add_result, _mean
-from .tree_leaf import simulate
-from .tree_nodes import (
+from .backup import _add_result, _mean
+from .leaf import simulate
+from .nodes import (
     COMPLETE,
     FIRST,
     FLAGS,

@@ -1,6 +1,6 @@
 """The tree policy as data: :class:`TreeConfig`, one typed field per option, the ids of its
 selection rules and rewards, and :func:`tree_config`, which builds a checked one.  Every tree
-kernel reads its policy from a ``TreeConfig`` (engine_server/search/tree.py)."""
+kernel reads its policy from a ``TreeConfig`` (engine_server/search/mcts/__init__.py)."""
 
 from __future__ import annotations
 

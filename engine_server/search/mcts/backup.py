@@ -8,7 +8,7 @@ from numba import njit
 
 from engine_server.game.memory import NO_REFCOUNT
 
-from .tree_nodes import (
+from .nodes import (
     FIRST,
     FLAGS,
     HI,

@@ -10,11 +10,11 @@ from numba import njit
 from engine_server.game.bitboard import legal_moves, popcount
 from engine_server.game.memory import NO_REFCOUNT
 
-from .endgame import ABORTED, LIMIT, NODES, solve_root
-from .tree_backup import backup, prove_up, proven_margin, proven_z, set_bounds, settled
-from .tree_leaf import _reward, set_priors, simulate, uses_priors
-from .tree_minmax import _minmax_iteration
-from .tree_nodes import (
+from ..endgame import ABORTED, LIMIT, NODES, solve_root
+from .backup import backup, prove_up, proven_margin, proven_z, set_bounds, settled
+from .leaf import _reward, set_priors, simulate, uses_priors
+from .minmax import _minmax_iteration
+from .nodes import (
     FIRST,
     FLAGS,
     HI,
@@ -33,8 +33,8 @@ from .tree_nodes import (
     _is_terminal,
     expand,
 )
-from .tree_options import SELECT_MINMAX, SELECT_OCBA, SELECT_OCBA_EQUAL
-from .tree_select import select_child
+from .options import SELECT_MINMAX, SELECT_OCBA, SELECT_OCBA_EQUAL
+from .select import select_child
 
 
 @njit(cache=True, inline="always")
