@@ -16,6 +16,7 @@ from engine_server.search import endgame as E
 from engine_server.search.endgame import deep as ED
 from engine_server.search.endgame import shallow as ES
 from engine_server.search.endgame import simple as ESI
+from engine_server.search.endgame import solver as ESV
 from engine_server.search.endgame import table as ET
 
 from .conftest import load_ffo
@@ -267,8 +268,8 @@ def test_stop_event_and_deadline_return_promptly():
 
 def test_chunked_search_gives_the_same_answers(ffo_easy, monkeypatch):
     # Tiny chunks: every solve is aborted and resumed many times through the table.
-    monkeypatch.setattr(E, "FIRST_CHUNK", 500)
-    monkeypatch.setattr(E, "CHUNK_SECONDS", 1e-5)
+    monkeypatch.setattr(ESV, "FIRST_CHUNK", 500)
+    monkeypatch.setattr(ESV, "CHUNK_SECONDS", 1e-5)
     calls = []
     kernel = E.solve_root_eval
 
@@ -276,7 +277,7 @@ def test_chunked_search_gives_the_same_answers(ffo_easy, monkeypatch):
         calls.append(1)
         return kernel(*args)
 
-    monkeypatch.setattr(E, "solve_root_eval", counted)
+    monkeypatch.setattr(ESV, "solve_root_eval", counted)
     s = E.Solver(table_bits=18)
     never = threading.Event()
     for row in ffo_easy[:8]:
@@ -392,8 +393,10 @@ PROBE = textwrap.dedent(
         out[rules] = [r.score, r.best_move, r.nodes, w.score, w.best_move]
     r = s.solve(Position.from_string(board, "X"), max_nodes=20000)
     out["budget"] = [r.exact, r.nodes]
+    from engine_server.search.endgame import deep, last, shallow, simple, solver, table
     stats = {}
-    for name, obj in vars(E).items():
+    kernels = {n: o for m in (solver, deep, simple, shallow, last, table) for n, o in vars(m).items()}
+    for name, obj in kernels.items():
         if isinstance(obj, CPUDispatcher):
             hits = sum(obj.stats.cache_hits.values())
             misses = sum(obj.stats.cache_misses.values())
