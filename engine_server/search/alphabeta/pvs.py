@@ -38,16 +38,7 @@ from engine_server.game.memory import NO_REFCOUNT, prefetch
 from ..bounds import table_cut
 from .probcut import MPC_MIN_DEPTH, PC_MAX_NEST, SEL_EXACT, _shallow
 from .table import (
-    _DEPTH_SHIFT,
-    _LO_SHIFT,
-    _M8,
-    _M16,
-    _MOVE_SHIFT,
     _NO_MOVE,
-    _OFF,
-    _RULES_SHIFT,
-    _SEL_SHIFT,
-    _UP_SHIFT,
     ABORTED,
     FEAT,
     GEN,
@@ -61,15 +52,20 @@ from .table import (
     ROOT_BEST,
     ROOT_DONE,
     ROOT_SCORE,
-    SCRATCH,
     SEL,
     SHARED,
     SLOT,
     STOP,
-    _holds,
     _slot,
     _store,
     busy_mark,
+    entry_depth,
+    entry_lower,
+    entry_move,
+    entry_sel,
+    entry_upper,
+    ply_scratch,
+    probe,
 )
 
 SCALE = 4                 # score units per disc
@@ -157,6 +153,78 @@ def _poll(ctl):
     return ctl[ABORTED] != 0
 
 
+@njit(cache=True, inline="always")
+def _etc(P, O, moves, beta, depth, sel, rules, keys, data):
+    """Enhanced transposition cutoff: (True, value) when the table already refutes a child
+    enough to cut the node.  The children's lines are requested together first, so that their
+    waits overlap."""
+    mm = moves
+    while mm != U0:
+        m = mm & (~mm + U1)
+        mm ^= m
+        f = flips(P, O, m)
+        j = _slot(keys, O ^ f, P ^ f ^ m)
+        prefetch(keys, j)
+        prefetch(data, j)
+    mm = moves
+    while mm != U0:
+        m = mm & (~mm + U1)
+        mm ^= m
+        f = flips(P, O, m)
+        nP = O ^ f
+        nO = P ^ f ^ m
+        dj = probe(keys, data, _slot(keys, nP, nO), nP, nO, rules)
+        if dj != 0 and entry_depth(dj) >= depth - 1 and entry_sel(dj) >= sel:
+            cu = entry_upper(dj)
+            if -cu >= beta:
+                return True, -cu
+    return False, np.int64(0)
+
+
+@njit(cache=True, inline="always")
+def _sort_moves(P, O, moves, depth, base, W, keys, data, ctl):
+    """Sort the moves into the ply's scratch slot at ``base`` (squares at +0, keys at +64) and
+    return how many there are.  Fastest first: the opponent's mobility after the move, corners
+    counted twice; up to SORT_MOBILITY_DEPTH, then the empties next to our discs (the
+    opponent's potential mobility, a quarter of a move each); deeper, plus the evaluation of the
+    move (a move of the opponent ~ 4 discs)."""
+    n = 0
+    fb = base + FEAT
+    w = W[0]
+    if depth > SORT_MOBILITY_DEPTH:
+        # the children's stage, for their evaluations below (shallower nodes sort without)
+        w = W[stage_of(63 - popcount(P | O), W.shape[0])]
+    have = 0
+    mm = moves
+    while mm != U0:
+        m = mm & (~mm + U1)
+        mm ^= m
+        f = flips(P, O, m)
+        nP = O ^ f
+        nO = P ^ f ^ m
+        if depth == 3:
+            # (deeper, the ETC has asked for the children's lines already)
+            j = _slot(keys, nP, nO)
+            prefetch(keys, j)
+            prefetch(data, j)
+        om = legal_moves(nP, nO)
+        key = popcount(om) + popcount(om & _CORNERS) - 4 * np.int64((m & _CORNERS) != U0)
+        if depth > SORT_MOBILITY_DEPTH:
+            e, have = _child_eval(ctl, fb, have, w, m, f, nP, nO, om)
+            key = 256 * key + e
+        else:
+            key = 4 * key + min(popcount(neighbours(nO) & ~(nP | nO)), 31)
+        j = n
+        while j > 0 and ctl[base + 64 + j - 1] > key:
+            ctl[base + j] = ctl[base + j - 1]
+            ctl[base + 64 + j] = ctl[base + 64 + j - 1]
+            j -= 1
+        ctl[base + j] = lowest_square(m)
+        ctl[base + 64 + j] = key
+        n += 1
+    return n
+
+
 _SIG = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
                    types.int64, types.int16[:, ::1], types.int64, types.uint64[:, ::1],
                    types.int64[::1], types.int64[::1], types.int64[:, ::1])
@@ -183,11 +251,11 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
         # children are leaves: score them directly (a table costs more than it saves here),
         # each from the pattern indices of the one before
         best = -INF
-        fb = SCRATCH + ply * SLOT + FEAT
+        fb = ply_scratch(ply) + FEAT
         w = W[stage_of(63 - popcount(P | O), W.shape[0])]
         have = 0
         # the last two moves that cut a depth-1 node at this ply first (killer moves), if legal
-        ks = SCRATCH + ply * SLOT + KILLER
+        ks = ply_scratch(ply) + KILLER
         killer = (U1 << U(ctl[ks])) & moves
         killer2 = (U1 << U(ctl[ks + 1])) & moves
         while moves != U0:
@@ -229,13 +297,12 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     # transposition table
     hash_move = _NO_MOVE
     sel = ctl[SEL]
-    d = data[i]
-    if _holds(keys, data, i, P, O) and ((d >> _RULES_SHIFT) & 3) == rules:
-        hash_move = (d >> _MOVE_SHIFT) & _M8
+    d = probe(keys, data, i, P, O, rules)
+    if d != 0:
+        hash_move = entry_move(d)
         # bounds found at least as deep and with at least this confidence decide
-        if ((d >> _DEPTH_SHIFT) & _M8) >= depth and ((d >> _SEL_SHIFT) & 7) >= sel:
-            cut, v, alpha, beta = table_cut(((d >> _LO_SHIFT) & _M16) - _OFF,
-                                            ((d >> _UP_SHIFT) & _M16) - _OFF, alpha, beta)
+        if entry_depth(d) >= depth and entry_sel(d) >= sel:
+            cut, v, alpha, beta = table_cut(entry_lower(d), entry_upper(d), alpha, beta)
             if cut:
                 return v
     if depth >= MPC_MIN_DEPTH and sel < SEL_EXACT and ctl[PC_NEST] < PC_MAX_NEST:
@@ -265,31 +332,9 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     best = -INF
     best_move = _NO_MOVE
     if depth >= ETC_DEPTH:
-        # enhanced transposition cutoff: a child the table already refutes enough; the
-        # children's lines are requested together first, so that their waits overlap
-        mm = moves
-        while mm != U0:
-            m = mm & (~mm + U1)
-            mm ^= m
-            f = flips(P, O, m)
-            j = _slot(keys, O ^ f, P ^ f ^ m)
-            prefetch(keys, j)
-            prefetch(data, j)
-        mm = moves
-        while mm != U0:
-            m = mm & (~mm + U1)
-            mm ^= m
-            f = flips(P, O, m)
-            nP = O ^ f
-            nO = P ^ f ^ m
-            j = _slot(keys, nP, nO)
-            dj = data[j]
-            if _holds(keys, data, j, nP, nO) and ((dj >> _RULES_SHIFT) & 3) == rules and \
-                    ((dj >> _DEPTH_SHIFT) & _M8) >= depth - 1 and \
-                    ((dj >> _SEL_SHIFT) & 7) >= sel:
-                cu = ((dj >> _UP_SHIFT) & _M16) - _OFF
-                if -cu >= beta:
-                    return -cu
+        cut, v = _etc(P, O, moves, beta, depth, sel, rules, keys, data)
+        if cut:
+            return v
     if hash_move != _NO_MOVE and (moves >> U(hash_move)) & U1:
         # the table's move first, before the others are sorted: at a cut node it usually
         # ends the node alone, and their keys (an evaluation each) are never needed
@@ -303,46 +348,11 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
         best_move = hash_move
         if best > alpha:
             alpha = best
-    # the others: fastest first, the opponent's mobility after the move, corners counted
-    # twice; up to SORT_MOBILITY_DEPTH, then the empties next to our discs (the opponent's
-    # potential mobility, a quarter of a move each); deeper, plus the evaluation of the move
-    # (a move of the opponent ~ 4 discs)
-    base = SCRATCH + ply * SLOT
+    # the others, fastest first (:func:`_sort_moves`)
+    base = ply_scratch(ply)
     n = 0
-    fb = base + FEAT
-    w = W[0]
-    if depth > SORT_MOBILITY_DEPTH:
-        # the children's stage, for their evaluations below (shallower nodes sort without)
-        w = W[stage_of(63 - popcount(P | O), W.shape[0])]
-    have = 0
     if alpha < beta:
-        mm = moves
-        while mm != U0:
-            m = mm & (~mm + U1)
-            mm ^= m
-            f = flips(P, O, m)
-            nP = O ^ f
-            nO = P ^ f ^ m
-            if depth == 3:
-                # (deeper, the ETC above has asked for the children's lines already)
-                j = _slot(keys, nP, nO)
-                prefetch(keys, j)
-                prefetch(data, j)
-            om = legal_moves(nP, nO)
-            key = popcount(om) + popcount(om & _CORNERS) - 4 * np.int64((m & _CORNERS) != U0)
-            if depth > SORT_MOBILITY_DEPTH:
-                e, have = _child_eval(ctl, fb, have, w, m, f, nP, nO, om)
-                key = 256 * key + e
-            else:
-                key = 4 * key + min(popcount(neighbours(nO) & ~(nP | nO)), 31)
-            j = n
-            while j > 0 and ctl[base + 64 + j - 1] > key:
-                ctl[base + j] = ctl[base + j - 1]
-                ctl[base + 64 + j] = ctl[base + 64 + j - 1]
-                j -= 1
-            ctl[base + j] = lowest_square(m)
-            ctl[base + 64 + j] = key
-            n += 1
+        n = _sort_moves(P, O, moves, depth, base, W, keys, data, ctl)
     # threads sharing the search (ABDADA): a move another thread is searching goes last,
     # appended to the list (the keys' half of the slot is free by now)
     shared = ctl[SHARED] != 0 and depth >= DEFER_DEPTH

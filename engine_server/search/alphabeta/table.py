@@ -43,6 +43,60 @@ _HK2 = U(0xC2B2AE3D27D4EB4F)
 _S32 = U(32)
 
 
+# An entry's data word, read and written only through the accessors below: the lower and upper
+# bound (16 bits each, offset by _OFF), the depth searched, the best move, the generation of the
+# search that stored it (8 bits each), the rules (2), the selectivity (3) and a valid bit.
+@njit(cache=True, inline="always")
+def entry_lower(d):
+    return ((d >> _LO_SHIFT) & _M16) - _OFF
+
+
+@njit(cache=True, inline="always")
+def entry_upper(d):
+    return ((d >> _UP_SHIFT) & _M16) - _OFF
+
+
+@njit(cache=True, inline="always")
+def entry_depth(d):
+    return (d >> _DEPTH_SHIFT) & _M8
+
+
+@njit(cache=True, inline="always")
+def entry_move(d):
+    """The best move's square, or _NO_MOVE."""
+    return (d >> _MOVE_SHIFT) & _M8
+
+
+@njit(cache=True, inline="always")
+def entry_gen(d):
+    return (d >> _GEN_SHIFT) & _M8
+
+
+@njit(cache=True, inline="always")
+def entry_rules(d):
+    return (d >> _RULES_SHIFT) & 3
+
+
+@njit(cache=True, inline="always")
+def entry_sel(d):
+    return (d >> _SEL_SHIFT) & 7
+
+
+@njit(cache=True, inline="always")
+def pack_entry(lo, up, depth, move, gen, rules, sel):
+    return ((lo + _OFF) << _LO_SHIFT) | ((up + _OFF) << _UP_SHIFT) | \
+        (np.int64(depth) << _DEPTH_SHIFT) | (np.int64(move) << _MOVE_SHIFT) | \
+        (np.int64(gen) << _GEN_SHIFT) | (np.int64(rules) << _RULES_SHIFT) | \
+        (np.int64(sel) << _SEL_SHIFT) | _VALID
+
+
+@njit(cache=True, inline="always")
+def ply_scratch(ply):
+    """Where ply ``ply``'s scratch slot starts in ``ctl``: its moves at +0, their sort keys at
+    +64, the reply view and one child's pattern indices at +FEAT, the killer moves at +KILLER."""
+    return SCRATCH + ply * SLOT
+
+
 @njit(cache=True, inline="always")
 def _slot(keys, P, O):
     h = (P * _HK1) ^ (O * _HK2)
@@ -59,6 +113,16 @@ def _holds(keys, data, i, P, O):
     return (d & _VALID) != 0 and (keys[i, 0] ^ w) == P and (keys[i, 1] ^ w) == O
 
 
+@njit(cache=True, inline="always")
+def probe(keys, data, i, P, O, rules):
+    """The data word of (P, O)'s entry at slot ``i`` (from :func:`_slot`) under ``rules``, or 0
+    when the slot holds no such entry."""
+    d = data[i]
+    if _holds(keys, data, i, P, O) and entry_rules(d) == rules:
+        return d
+    return np.int64(0)
+
+
 @njit(cache=True)
 def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
     i = _slot(keys, P, O)
@@ -66,7 +130,7 @@ def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
     same = _holds(keys, data, i, P, O)
     if d & _VALID and not same:
         # keep a deeper entry of the current search; anything older or shallower goes
-        if ((d >> _GEN_SHIFT) & _M8) == gen and ((d >> _DEPTH_SHIFT) & _M8) > depth:
+        if entry_gen(d) == gen and entry_depth(d) > depth:
             return
     lo = -INF
     up = INF
@@ -74,19 +138,15 @@ def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
         lo = best
     if best < beta:
         up = best
-    if same and ((d >> _DEPTH_SHIFT) & _M8) == depth and ((d >> _RULES_SHIFT) & 3) == rules \
-            and ((d >> _SEL_SHIFT) & 7) == sel:
+    if same and entry_depth(d) == depth and entry_rules(d) == rules and entry_sel(d) == sel:
         # same depth: intersect the bounds
-        olo = ((d >> _LO_SHIFT) & _M16) - _OFF
-        oup = ((d >> _UP_SHIFT) & _M16) - _OFF
+        olo = entry_lower(d)
+        oup = entry_upper(d)
         if olo > lo and olo <= up:
             lo = olo
         if oup < up and oup >= lo:
             up = oup
-    nd = ((lo + _OFF) << _LO_SHIFT) | ((up + _OFF) << _UP_SHIFT) | \
-        (np.int64(depth) << _DEPTH_SHIFT) | (np.int64(move) << _MOVE_SHIFT) | \
-        (np.int64(gen) << _GEN_SHIFT) | (np.int64(rules) << _RULES_SHIFT) | \
-        (np.int64(sel) << _SEL_SHIFT) | _VALID
+    nd = pack_entry(lo, up, depth, move, gen, rules, sel)
     data[i] = nd
     keys[i, 0] = P ^ U(nd)
     keys[i, 1] = O ^ U(nd)
@@ -111,10 +171,9 @@ def store_root(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel
 
 @njit(cache=True)
 def table_move(keys, data, P, O, rules):
-    i = _slot(keys, P, O)
-    d = data[i]
-    if _holds(keys, data, i, P, O) and ((d >> _RULES_SHIFT) & 3) == rules:
-        m = (d >> _MOVE_SHIFT) & _M8
+    d = probe(keys, data, _slot(keys, P, O), P, O, rules)
+    if d != 0:
+        m = entry_move(d)
         return -1 if m == _NO_MOVE else m
     return -1
 
@@ -131,7 +190,6 @@ def known_children(keys, data, P, O, rules):
         f = flips(P, O, m)
         nP = O ^ f
         nO = P ^ f ^ m
-        i = _slot(keys, nP, nO)
-        if _holds(keys, data, i, nP, nO) and ((data[i] >> _RULES_SHIFT) & 3) == rules:
+        if probe(keys, data, _slot(keys, nP, nO), nP, nO, rules) != 0:
             n += 1
     return n

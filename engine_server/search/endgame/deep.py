@@ -28,10 +28,7 @@ from .last import _odd_quadrants
 from .shallow import SHALLOW, _small, _stable_upper
 from .simple import SIMPLE, _child_key, _simple
 from .table import (
-    _LO_SHIFT,
-    _MOVE_SHIFT,
     _NO_SQ,
-    _UP_SHIFT,
     ABORTED,
     FLIPS,
     GENERATION,
@@ -48,6 +45,9 @@ from .table import (
     _tt_index,
     _tt_probe,
     _tt_store,
+    entry_lower,
+    entry_move,
+    entry_upper,
 )
 
 SHARED_MIN = 10      # threads sharing a tree defer busy moves at nodes with this many empties
@@ -130,11 +130,10 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     hash_move = _NO_SQ
     j, d = _tt_probe(tt, ti, P, O, rules)
     if j >= 0:
-        cut, v, alpha, beta = table_cut(((d >> _LO_SHIFT) & 255) - 64,
-                                        ((d >> _UP_SHIFT) & 255) - 64, alpha, beta)
+        cut, v, alpha, beta = table_cut(entry_lower(d), entry_upper(d), alpha, beta)
         if cut:
             return v
-        hash_move = (d >> _MOVE_SHIFT) & 255
+        hash_move = entry_move(d)
     alpha_in = alpha
     child_n = n - 1
     best = -INF
@@ -158,7 +157,7 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
             nO = P ^ f ^ m
             jc, dc = _tt_probe(tt, _tt_index(tt, nP, nO), nP, nO, rules)
             if jc >= 0:
-                v = 64 - ((dc >> _UP_SHIFT) & 255)
+                v = -entry_upper(dc)
                 if v >= beta:
                     _tt_store(tt, P, O, rules, v, 64, lowest_square(m), ctl[NODES] - nodes0,
                               ctl[GENERATION])

@@ -34,7 +34,6 @@ from .last import (
     _odd_quadrants,
 )
 from .table import (
-    _MOVE_SHIFT,
     _NO_SQ,
     ABORTED,
     BEST,
@@ -53,6 +52,7 @@ from .table import (
     _release,
     _tt_index,
     _tt_probe,
+    entry_move,
     new_table,
 )
 
@@ -98,7 +98,7 @@ def solve_root_eval(P, O, alpha, beta, rules, tt, ctl, W):
     hash_move = _NO_SQ
     j, d = _tt_probe(tt, _tt_index(tt, P, O), P, O, rules)
     if j >= 0:
-        hash_move = (d >> _MOVE_SHIFT) & 255
+        hash_move = entry_move(d)
     mm = moves
     while mm != U0:
         m = mm & (~mm + U1)
@@ -168,7 +168,7 @@ def _table_move(tt, P, O, rules):
     j, d = _tt_probe(tt, _tt_index(tt, P, O), P, O, rules)
     if j < 0:
         return -1
-    m = (d >> _MOVE_SHIFT) & 255
+    m = entry_move(d)
     return -1 if m == _NO_SQ else m
 
 

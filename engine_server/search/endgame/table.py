@@ -56,6 +56,39 @@ _HASH_SHIFT = U(32)
 _NO_SQ = 64
 
 
+# An entry's data word is read and written only through these accessors.
+@njit(cache=True, inline="always")
+def entry_lower(d):
+    return ((d >> _LO_SHIFT) & 255) - 64
+
+
+@njit(cache=True, inline="always")
+def entry_upper(d):
+    return ((d >> _UP_SHIFT) & 255) - 64
+
+
+@njit(cache=True, inline="always")
+def entry_move(d):
+    """The best move's square, or _NO_SQ."""
+    return (d >> _MOVE_SHIFT) & 255
+
+
+@njit(cache=True, inline="always")
+def entry_gen(d):
+    return (d >> _GEN_SHIFT) & 255
+
+
+@njit(cache=True, inline="always")
+def entry_rules(d):
+    return (d >> _RULES_SHIFT) & 1
+
+
+@njit(cache=True, inline="always")
+def pack_entry(lower, upper, move, rules, gen):
+    return _VALID | (gen << _GEN_SHIFT) | (rules << _RULES_SHIFT) | (move << _MOVE_SHIFT) \
+        | ((upper + 64) << _UP_SHIFT) | ((lower + 64) << _LO_SHIFT)
+
+
 @njit(cache=True, inline="always")
 def _pick(ctl, base, i, count):
     """Move the lowest key of the list at ``base`` from ``i`` on to ``i`` (with its square,
@@ -88,7 +121,7 @@ def _tt_probe(tt, i, P, O, rules):
         w = tt[j, TT_DATA]
         if tt[j, TT_P] ^ w == P and tt[j, TT_O] ^ w == O:
             d = np.int64(w)
-            if d & _VALID and ((d >> _RULES_SHIFT) & 1) == rules:
+            if d & _VALID and entry_rules(d) == rules:
                 return j, d
     return -1, np.int64(0)
 
@@ -133,24 +166,23 @@ def _tt_store(tt, P, O, rules, lower, upper, move, cost, gen):
     j, d = _tt_probe(tt, i, P, O, rules)
     if j >= 0:
         # both old and new bounds are proven: keep their intersection
-        lower = max(lower, ((d >> _LO_SHIFT) & 255) - 64)
-        upper = min(upper, ((d >> _UP_SHIFT) & 255) - 64)
+        lower = max(lower, entry_lower(d))
+        upper = min(upper, entry_upper(d))
         if move == _NO_SQ:
-            move = (d >> _MOVE_SHIFT) & 255
+            move = entry_move(d)
         cost += np.int64(tt[j, TT_COST])
     else:
         # replace the cheaper entry, preferring one left from an older solve
         j = i
         d0 = np.int64(tt[i, TT_DATA])
         d1 = np.int64(tt[i + 1, TT_DATA])
-        old0 = (d0 & _VALID) == 0 or ((d0 >> _GEN_SHIFT) & 255) != gen
-        old1 = (d1 & _VALID) == 0 or ((d1 >> _GEN_SHIFT) & 255) != gen
+        old0 = (d0 & _VALID) == 0 or entry_gen(d0) != gen
+        old1 = (d1 & _VALID) == 0 or entry_gen(d1) != gen
         if old0 != old1:
             j = i if old0 else i + 1
         elif tt[i + 1, TT_COST] < tt[i, TT_COST]:
             j = i + 1
-    w = U(_VALID | (gen << _GEN_SHIFT) | (rules << _RULES_SHIFT) | (move << _MOVE_SHIFT)
-          | ((upper + 64) << _UP_SHIFT) | ((lower + 64) << _LO_SHIFT))
+    w = U(pack_entry(lower, upper, move, rules, gen))
     tt[j, TT_P] = P ^ w
     tt[j, TT_O] = O ^ w
     tt[j, TT_DATA] = w
