@@ -431,3 +431,16 @@ def test_pack_refuses_agents_it_cannot_export(tmp_path, capsys):
     assert bz.main(["pack", "--agent", "uct", "-o", str(tmp_path / "b.zip")]) == 2
     assert "cannot be exported" in capsys.readouterr().err
     assert not (tmp_path / "b.zip").exists()
+
+
+def test_pack_reports_bad_input_on_stderr_and_keeps_running(packed):
+    # the packed bot reads input with the same code as othello-botzone: the same messages
+    root, env = packed
+    bad = 'hello there\n{"requests":[{"x":2,"y":2}],"responses":[]}\n'
+    out = subprocess.run([sys.executable, "-S", str(root / "bot.zip")], input=bad + "1\n3 2\n",
+                         capture_output=True, text=True, env=env, cwd=root, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "x and y must be integers" in out.stderr and "illegal move x=2 y=2" in out.stderr
+    lines = out.stdout.split("\n")
+    assert lines[4] == bz.KEEP_RUNNING                   # x y, debug, data, globaldata
+    assert tuple(int(v) for v in lines[0].split()) in {(2, 2), (4, 2), (2, 4)}

@@ -2,11 +2,11 @@
 
 Botzone runs an uploaded zip with Python 3 and numpy (``docs/reference/judges.md`` section 2);
 numba and this project are not there.  The zip holds one ``__main__.py`` generated from the
-same plain-Python core as the CS303 export (:mod:`clients.cs303.export`): standard rules and
-the standard weights, JSON and simplified input, the long-running mode (``--no-keep-running``
-answers one turn per process), and a budget of ``--share`` (default 0.8) of the input's
-``time_limit`` (``--time-limit`` when the input has none, default 1 s), counted from the
-process start on the first turn.
+same plain-Python core and player module as the CS303 export (:mod:`clients.cs303.export`):
+standard rules and the standard weights, JSON and simplified input, the long-running mode
+(``--no-keep-running`` answers one turn per process), and a budget of ``--share`` (default
+0.8) of the input's ``time_limit`` (``--time-limit`` when the input has none, default 1 s),
+counted from the process start on the first turn.
 """
 
 from __future__ import annotations

@@ -152,12 +152,12 @@ def encode_weights(q: np.ndarray) -> str:
     return "\n".join(text[i:i + LINE] for i in range(0, len(text), LINE))
 
 
-def _settings_block(s: ExportSettings, keys: tuple[str, ...]) -> str:
+def _settings_block(s: ExportSettings) -> str:
     values = {"rules": int(s.rules), "unit": s.unit, "depth": s.depth, "solve": s.solve,
               "table": s.table, "share": s.share, "margin": s.margin,
-              "time_limit": s.time_limit, "keep_running": s.keep_running,
-              "game_time": s.game_time}
-    items = ", ".join(f"{k!r}: {values[k]!r}" for k in keys)
+              "game_time": s.game_time, "time_limit": s.time_limit,
+              "keep_running": s.keep_running}
+    items = ", ".join(f"{k!r}: {v!r}" for k, v in values.items())
     return f"SETTINGS = {{{items}}}\n"
 
 
@@ -196,32 +196,25 @@ def _weights_block(s: ExportSettings) -> str:
             "del WEIGHTS_TEXT\n")
 
 
+def _player(s: ExportSettings) -> str:
+    """The core, the settings and weights, and the players (both in every file)."""
+    return (template_section("core.py") + "\n\n" + _settings_block(s) + _weights_block(s)
+            + "\n\n" + template_section("player.py"))
+
+
 def build_cs303(s: ExportSettings) -> str:
     """The text of a CS303 player file."""
-    text = (_header(s, "SUSTech CS303 Reversed Reversi player (class AI)")
-            + template_section("core.py")
-            + "\n\n"
-            + _settings_block(s, ("rules", "unit", "depth", "solve", "table", "share",
-                                  "margin", "game_time"))
-            + _weights_block(s)
-            + "\n\n"
-            + template_section("cs303_player.py"))
+    text = _header(s, "SUSTech CS303 Reversed Reversi player (class AI)") + _player(s)
     check_text(text)
     return text
 
 
 def build_botzone_main(s: ExportSettings) -> str:
     """The text of a Botzone ``__main__.py``."""
-    text = ("import time\n\nSTARTED = time.perf_counter()   # Botzone bills the imports\n\n"
-            + template_section("core.py")
-            + "\n\n"
-            + _settings_block(s, ("rules", "unit", "depth", "solve", "table", "share",
-                                  "time_limit", "keep_running"))
-            + _weights_block(s)
-            + "\n\n"
-            + template_section("botzone_main.py")
-            + "\n\nif __name__ == \"__main__\":\n    sys.exit(main())\n")
-    text = _header(s, "Botzone Reversi bot (__main__.py)") + text
+    text = (_header(s, "Botzone Reversi bot (__main__.py)")
+            + "import time\n\nSTARTED = time.perf_counter()   # Botzone bills the imports\n\n"
+            + _player(s)
+            + "\n\nif __name__ == \"__main__\":\n    sys.exit(main(STARTED))\n")
     check_text(text)
     return text
 
