@@ -33,8 +33,8 @@ def _network(path: str | None, rules: int, blocks: int, filters: int,
     shipped = default_net_path(rules)
     if shipped.is_file():
         return shipped, "shipped"
-    from training.az.export import export
-    from training.az.model import NetConfig, build
+    from papers.alphazero.export import export
+    from papers.alphazero.model import NetConfig, build
 
     net = build(NetConfig(blocks=blocks, filters=filters, legal=True), seed=0)
     out = export(net, tmp / f"random-{blocks}x{filters}.onnx",

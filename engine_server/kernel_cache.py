@@ -1,14 +1,14 @@
 """Where numba keeps the compiled kernels: a directory named by the kernels' sources.
 
-numba's own cache (``cache=True``) is checked against the file that defines a kernel only.  Our
-kernels call and inline kernels of other files (alpha-beta inlines the evaluation, the tree runs
-the endgame solver and the rollouts) and read module constants at compile time, so an edit to a
-callee, or an upgrade of the package, would leave the callers' cached machine code running the
-old behaviour in every process that loads it.  Here the cache directory is named by a hash of
-every source file that kernels are made of (the ``game``, ``eval`` and ``search`` layers, the
-``training`` package and ``protocol/notation.py``, whose pass square the kernels read) and of
-the numba, llvmlite and Python versions, so any change there starts from an empty directory and
-compiles what it uses; nothing else about numba's caching changes.
+numba's own cache (``cache=True``) is checked against the file that defines a kernel only. Our
+kernels call and inline kernels of other files (alpha-beta inlines the evaluation, the tree runs the
+endgame solver and the rollouts) and read module constants at compile time, so an edit to a callee,
+or an upgrade of the package, would leave the callers' cached machine code running the old behaviour
+in every process that loads it. Here the cache directory is named by a hash of every source file
+that kernels are made of (the ``game``, ``eval`` and ``search`` layers, the ``training`` package,
+the AlphaZero loop's ``papers/alphazero`` and ``protocol/notation.py``, whose pass square the
+kernels read) and of the numba, llvmlite and Python versions, so any change there starts from an
+empty directory and compiles what it uses; nothing else about numba's caching changes.
 
 It must run before the first kernel is decorated, so ``engine_server/__init__.py`` calls
 :func:`configure` on import.  The base directory is ``$OTHELLO_NUMBA_CACHE``, else
@@ -41,7 +41,8 @@ PACKAGE_ROOT = Path(__file__).resolve().parent
 # above them (agents, session, commands, front ends) hold no kernels and cannot be imported by
 # them (tests/test_layers.py), so editing them keeps the cache.
 KERNEL_SOURCES = (PACKAGE_ROOT.parent / "protocol" / "notation.py", PACKAGE_ROOT / "game",
-                  PACKAGE_ROOT / "eval", PACKAGE_ROOT / "search", PACKAGE_ROOT.parent / "training")
+                  PACKAGE_ROOT / "eval", PACKAGE_ROOT / "search", PACKAGE_ROOT.parent / "training",
+                  PACKAGE_ROOT.parent / "papers" / "alphazero")
 KEEP_DAYS = 14
 SLP_DEFAULT = "1"
 _configured: Path | None = None

@@ -11,9 +11,9 @@ import torch
 
 from engine_server.eval import planes
 from engine_server.game.bitboard import make_move
-from training.az import data, export, selfplay
-from training.az.model import NetConfig, build
-from training.az.train import TrainConfig, Trainer, evaluate
+from papers.alphazero import data, export, selfplay
+from papers.alphazero.model import NetConfig, build
+from papers.alphazero.train import TrainConfig, Trainer, evaluate
 
 from .conftest import DATA
 from .netutil import metadata as engine_metadata
@@ -200,8 +200,8 @@ def test_selfplay_and_gate_games_with_the_engine_agent(tmp_path):
 
 def test_the_loop_runs_a_generation_and_resumes_under_reversed_rules(tmp_path):
     from engine_server.agents import make_agent
-    from engine_server.agents.puct import PuctAgent
-    from training.az.loop import Loop
+    from papers.agents.puct import PuctAgent
+    from papers.alphazero.loop import Loop
 
     net_cfg = TINY
     sp = selfplay.SelfPlayConfig(iterations=4, temp_moves=4, rules="reversed")

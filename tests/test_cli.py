@@ -146,7 +146,7 @@ def test_othello_match_help_lists_reproduce_and_cluster(capsys):
 
     _help(main, ["--help"])
     out = capsys.readouterr().out
-    assert "othello-match reproduce seed000" in out and "othello-match cluster" in out
+    assert "othello-match reproduce ucb1" in out and "othello-match cluster" in out
 
 
 def test_tool_help_is_plain_text_without_rst_markup(capsys):

@@ -264,8 +264,8 @@ def test_the_cluster_command_serves_a_match_over_tls_and_stops_on_sigterm(tmp_pa
 
 def test_network_selfplay_and_gate_games_on_the_cluster_match_local_ones(tmp_path, scheduler):
     pytest.importorskip("torch")
-    from training.az import export, selfplay
-    from training.az.model import NetConfig, build
+    from papers.alphazero import export, selfplay
+    from papers.alphazero.model import NetConfig, build
 
     net = export.export(build(NetConfig(blocks=1, filters=8, legal=True, value_hidden=16),
                               seed=2), tmp_path / "n.onnx")

@@ -24,7 +24,7 @@ from engine_server.game import PASS, Game, parse_move
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = ("pyproject.toml", "README.md", "protocol", "engine_server", "clients", "benchmarks",
-           "training")
+           "training", "papers")
 
 
 def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:

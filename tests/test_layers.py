@@ -21,14 +21,15 @@ LAYERS: list[tuple[str, ...]] = [
     ("protocol", "engine_server.log", "engine_server.kernel_cache", "engine_server.game"),
     ("engine_server.eval",),
     ("engine_server.search",),
-    ("engine_server.agents",),
+    # the papers' agents sit with the engine's; their reproductions and training at the top
+    ("engine_server.agents", "papers.agents"),
     ("engine_server.session",),
     ("engine_server.commands",),
     ("engine_server.serve", "engine_server.cli", "engine_server.config",
      "engine_server.__main__"),
-    ("clients", "training", "benchmarks"),
+    ("clients", "training", "benchmarks", "papers"),
 ]
-PACKAGES = ("protocol", "engine_server", "clients", "training", "benchmarks")
+PACKAGES = ("protocol", "engine_server", "clients", "training", "benchmarks", "papers")
 # The package root holds the version string and sets up the kernel cache: every layer may
 # import it.
 SHARED = ("engine_server",)

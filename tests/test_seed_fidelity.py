@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from clients.match import reproduce as RP
 from engine_server.agents import make_agent, parse_spec
 from engine_server.game import Game, Position, parse_move
 from engine_server.game import bitboard as bb
@@ -15,6 +14,10 @@ from engine_server.game.valuemaps import C_SQUARES, CORNERS, X_SQUARES
 from engine_server.search import mcts as T
 from engine_server.search.limits import Limits
 from engine_server.search.mcts import rollout as R
+from papers.reproduce.common import _score, _verdict
+from papers.reproduce.dk import dk_configs
+from papers.reproduce.ocba import ocba_configs
+from papers.reproduce.uct import uct_configs
 
 MIDGAME = Game.from_moves(["f5", "d6", "c3", "d3", "c4", "f4", "c5", "b3", "c2"]).position
 # Black to move with five moves: b2 (an X-square), d2, e2, f2 and h2 (a C-square).
@@ -113,7 +116,7 @@ def test_equal_variance_ocba_samples_the_close_rival_that_zero_variance_starves(
 
 def test_reproduction_players_are_valid_specs_with_the_papers_baselines(tmp_path):
     specs = []
-    for make in (RP.seed001_configs, RP.seed002_configs, RP.seed004_configs):
+    for make in (uct_configs, ocba_configs, dk_configs):
         for cfg in make(tmp_path, 1, 1):
             specs += [p.split("=", 1)[1] for p in cfg.players]
     for spec in set(specs):
@@ -127,9 +130,9 @@ def test_reproduction_players_are_valid_specs_with_the_papers_baselines(tmp_path
 @pytest.mark.parametrize("lo,hi,word", [(0.55, 0.7, "holds"), (0.3, 0.45, "fails"),
                                         (0.45, 0.6, "not shown")])
 def test_verdicts_follow_the_interval(lo, hi, word):
-    assert word in RP._verdict(lo, hi, "A", "B")
+    assert word in _verdict(lo, hi, "A", "B")
 
 
 def test_score_intervals_stay_open_at_a_perfect_score():
-    s, lo, hi = RP._score(10, 0, 0)
+    s, lo, hi = _score(10, 0, 0)
     assert s == 1.0 and hi == pytest.approx(1.0) and lo < 0.8

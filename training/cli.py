@@ -97,7 +97,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="weights file (default: the package's file for the rules)")
     t.add_argument("--report", type=Path, default=None,
                    help="write the per-stage errors (JSON) and a plot next to it (.png)")
-    from .az.cli import add_parser as add_az
+    from papers.alphazero.cli import add_parser as add_az
+
     from .heldout import add_parser as add_heldout
     from .mpc import add_parser as add_mpc
     from .selfplay_data import add_parser as add_selfplay
@@ -112,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.cmd == "az":
-        from .az.cli import main as az_main
+        from papers.alphazero.cli import main as az_main
 
         return az_main(args, argv)
     if args.cmd == "mpc":

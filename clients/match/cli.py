@@ -1,7 +1,7 @@
-"""``othello-match``: a referee and tournament runner for any engines, and the seeds' experiments.
+"""``othello-match``: a referee and tournament runner for any engines, and the papers' experiments.
 
     othello-match PLAYER PLAYER [PLAYER...] [--games N] [--move-time S] [--clock MAIN/INC] ...
-    othello-match reproduce seed000|seed001|seed002|seed004 [--games N] [--out DIR] ...
+    othello-match reproduce ucb1|uct|ocba|dk [--games N] [--out DIR] ...
     othello-match cluster [--workers N] [--port 8786]    # a local Dask cluster for --cluster
 
 The results table goes to stdout; the progress bar and logs go to stderr.
@@ -38,7 +38,7 @@ subprocesses, e.g. "gtp:edax -gtp"), zmq:ENDPOINT (a remote othello-engine), cs3
 Running again with the same arguments resumes from DIR/journal.jsonl.
 
 other commands (each with its own --help):
-  othello-match reproduce seed000|seed001|seed002|seed004   rerun a seed paper's experiment
+  othello-match reproduce ucb1|uct|ocba|dk   rerun a paper's experiment
   othello-match cluster                                     a local Dask scheduler and workers
 """
 
@@ -98,7 +98,7 @@ def _match_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-swap", action="store_true",
                    help="play each opening once, the first player of the pairing as black")
     p.add_argument("--no-tree-reuse", action="store_true",
-                   help="in-process agents build a new tree every move (as the seed papers)")
+                   help="in-process agents build a new tree every move (as the papers)")
     p.add_argument("--nboard-depth", type=_positive(int), metavar="D",
                    help="send 'set depth D' to NBoard engines")
     p.add_argument("--sprt", metavar="ELO0,ELO1[,ALPHA,BETA]",
@@ -191,7 +191,7 @@ def _install_sigterm() -> None:
 def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] == "reproduce":
-        from .reproduce import main as reproduce_main
+        from papers.reproduce import main as reproduce_main
 
         return reproduce_main(args_list[1:])
     if args_list and args_list[0] == "cluster":

@@ -5,20 +5,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from papers.agents import DK, MINMAX, OCBA, PSEUDO_RANDOM, PUCT, RANDOM, SHALLOW, UCB1, UCT
+
 from .ab import AB, BEST
 from .base import Agent, AgentInfo, AgentSpecError
 from .book_agent import BookAgent, book_params
-from .dk import DK
 from .mcts import MCTS
-from .ocba import OCBA
-from .playout_agents import PSEUDO_RANDOM, RANDOM
-from .puct import PUCT
-from .seed000 import MINMAX, SHALLOW, UCB1
-from .uct import UCT
 
 DEFAULT_AGENT = "best"
 # Agents that open from the book unless told book=off: the default agent, under standard rules
-# (book=auto: the reversed book lost its match, docs/book.md).  The seed agents keep their
+# (book=auto: the reversed book lost its match, docs/book.md).  The papers' agents keep their
 # papers' behaviour.
 BOOK_AUTO = ("best",)
 

@@ -5,32 +5,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import elo as E
-from ..config import MatchConfig
+from clients.match import elo as E
+from clients.match.config import MatchConfig
+
 from .common import _table_text, _tc
 
-SEED000_PAPER = {  # Table 1: average reward of the row player against the column player
+UCB1_PAPER = {  # Table 1: average reward of the row player against the column player
     ("shallow", "minmax"): 0.5875, ("shallow", "ucb1"): 0.325, ("minmax", "ucb1"): 0.25,
 }
-SEED000_PLAYERS = {"shallow": "agent:shallow:n=100", "minmax": "agent:minmax:n=10,k=3",
+UCB1_PLAYERS = {"shallow": "agent:shallow:n=100", "minmax": "agent:minmax:n=10,k=3",
                    "ucb1": "agent:ucb1:n=50,N=1200"}
-SEED000_LONG = {"shallow": "Shallow Search", "minmax": "Min-Max Search",
+UCB1_LONG = {"shallow": "Shallow Search", "minmax": "Min-Max Search",
                 "ucb1": "MCTS with UCB1"}
 
 
-def seed000_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
-    players = [f"{k}={v}" for k, v in SEED000_PLAYERS.items()]
+def ucb1_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
+    players = [f"{k}={v}" for k, v in UCB1_PLAYERS.items()]
     return [MatchConfig(players=players, out=out / "table1", games=2 * games, openings="start",
                         tc=_tc(), seed=seed, event="seed000-table1")]
 
 
-def seed000_report(results: list[dict], games: int, seed: int) -> tuple[list[str], dict]:
+def ucb1_report(results: list[dict], games: int, seed: int) -> tuple[list[str], dict]:
     res = results[0]
     pairs = {(p["a"], p["b"]): p for p in res["pairings"]}
-    names = list(SEED000_PLAYERS)
+    names = list(UCB1_PLAYERS)
     lines = [f"Average reward of the row player against the column player (win 1, draw 1/2), "
              f"{games} games per colour per pairing (paper: 40); ours with a 95% interval.", "",
-             "| | " + " | ".join(f"vs {SEED000_LONG[n]}" for n in names) + " |",
+             "| | " + " | ".join(f"vs {UCB1_LONG[n]}" for n in names) + " |",
              "|---|" + "---|" * len(names)]
     bars = []
     for a in names:
@@ -49,10 +50,10 @@ def seed000_report(results: list[dict], games: int, seed: int) -> tuple[list[str
             n = w + d + l
             score = (w + 0.5 * d) / n if n else float("nan")
             se = (E.score_variance(w, d, l) / n) ** 0.5 if n else float("nan")
-            paper = SEED000_PAPER.get((a, b))
-            paper = paper if paper is not None else 1.0 - SEED000_PAPER[(b, a)]
+            paper = UCB1_PAPER.get((a, b))
+            paper = paper if paper is not None else 1.0 - UCB1_PAPER[(b, a)]
             cells.append(f"paper {paper:.4f} / ours **{score:.3f}** ±{E.Z95 * se:.3f}")
             bars.append((f"{a} vs {b}", paper, score, E.Z95 * se))
-        lines.append(f"| {SEED000_LONG[a]} | " + " | ".join(cells) + " |")
+        lines.append(f"| {UCB1_LONG[a]} | " + " | ".join(cells) + " |")
     lines += ["", "Our round robin in full:", "", "```", _table_text(res), "```"]
     return lines, {"bars": bars}

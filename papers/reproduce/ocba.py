@@ -1,7 +1,7 @@
 """Seed 002 Table 1: MCTS-OCBA against plain UCT (one child and one playout per iteration, c=1,
 reward (a-b)/(a+b)) at 50, 100 and 500 simulations per move, random and heuristic rollouts, 250
 games per colour; plus OCBA with ``n0=1,sigma=equal`` under the heuristic rollout (why:
-docs/reproduce-seed002.md, and :func:`seed002_diagnostics`).  Both get the same per-move playout
+docs/reproduce-seed002.md, and :func:`ocba_diagnostics`).  Both get the same per-move playout
 budget (``Limits(playouts=S)``)."""
 
 from __future__ import annotations
@@ -10,39 +10,40 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import elo as E
-from ..config import MatchConfig
-from ..players import TimeControl
+from clients.match import elo as E
+from clients.match.config import MatchConfig
+from clients.match.players import TimeControl
+
 from .common import _by_name, _score, _verdict
 
 # Table 1, "(White vs Black, 250 games)": wins of the white player - wins of the black player.
-SEED002_PAPER = {
+OCBA_PAPER = {
     # (simulations, rollout): ((OCBA white wins, UCT black wins), (UCT white, OCBA black))
     (50, "random"): ((149, 93), (89, 152)), (50, "heuristic"): ((144, 102), (83, 160)),
     (100, "random"): ((142, 102), (117, 128)), (100, "heuristic"): ((149, 96), (102, 146)),
     (500, "random"): ((130, 111), (110, 130)), (500, "heuristic"): ((134, 109), (119, 120)),
 }
-SEED002_GAMES = 250
-SEED002_SIMS = (50, 100, 500)
-SEED002_ROLLOUTS = ("random", "heuristic")
-SEED002_UCT = "agent:uct:reward=ratio,form=plain,c=1,expand=one"
+OCBA_GAMES = 250
+OCBA_SIMS = (50, 100, 500)
+OCBA_ROLLOUTS = ("random", "heuristic")
+OCBA_UCT = "agent:uct:reward=ratio,form=plain,c=1,expand=one"
 # OCBA settings that work with a near-deterministic rollout (docs/reproduce-seed002.md)
-SEED002_FIX = ",n0=1,sigma=equal"
+OCBA_FIX = ",n0=1,sigma=equal"
 # (simulations, rollout, OCBA with the fix): the paper's six, then the fixed heuristic rows
-SEED002_SETTINGS = ([(s, r, False) for s in SEED002_SIMS for r in SEED002_ROLLOUTS]
-                    + [(s, "heuristic", True) for s in SEED002_SIMS])
+OCBA_SETTINGS = ([(s, r, False) for s in OCBA_SIMS for r in OCBA_ROLLOUTS]
+                    + [(s, "heuristic", True) for s in OCBA_SIMS])
 
 
 def _seed002_name(sims: int, rollout: str, fix: bool) -> str:
     return f"sims{sims}-{rollout}" + ("-fix" if fix else "")
 
 
-def seed002_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
+def ocba_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
     configs = []
-    for sims, rollout, fix in SEED002_SETTINGS:
+    for sims, rollout, fix in OCBA_SETTINGS:
         r = "" if rollout == "random" else f",rollout={rollout}"
-        players = [f"ocba=agent:ocba:simulations={sims}{r}{SEED002_FIX if fix else ''}",
-                   f"uct={SEED002_UCT}{r}"]
+        players = [f"ocba=agent:ocba:simulations={sims}{r}{OCBA_FIX if fix else ''}",
+                   f"uct={OCBA_UCT}{r}"]
         tc = TimeControl(playouts=sims, tree_reuse=False)
         name = _seed002_name(sims, rollout, fix)
         configs.append(MatchConfig(players=players, out=out / name, games=2 * games,
@@ -55,8 +56,8 @@ def _colour_split(res: dict, name: str) -> dict:
     return {"black": p["as_black"], "white": p["as_white"]}
 
 
-def seed002_report(results: list[dict], games: int, seed: int) -> tuple[list[str], dict]:
-    lines = [f"{games} games per colour per setting (paper: {SEED002_GAMES}); each side "
+def ocba_report(results: list[dict], games: int, seed: int) -> tuple[list[str], dict]:
+    lines = [f"{games} games per colour per setting (paper: {OCBA_GAMES}); each side "
              "gets the same number of playouts per move.  As in the paper's table, "
              "'White vs Black' lists the white player's wins - the black player's wins.  "
              "The paper's claim in every row: OCBA is better than UCT.", "",
@@ -65,9 +66,9 @@ def seed002_report(results: list[dict], games: int, seed: int) -> tuple[list[str
              "| OCBA score: ours (95% interval) | playouts/move OCBA, UCT | verdict |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     bars = []
-    for res, (sims, rollout, fix) in zip(results, SEED002_SETTINGS):
+    for res, (sims, rollout, fix) in zip(results, OCBA_SETTINGS):
         ocba, uct = _colour_split(res, "ocba"), _colour_split(res, "uct")
-        (p_ow, p_ub), (p_uw, p_ob) = SEED002_PAPER[(sims, rollout)]
+        (p_ow, p_ub), (p_uw, p_ob) = OCBA_PAPER[(sims, rollout)]
         o_w, u_b = ocba["white"]["wins"], uct["black"]["wins"]
         u_w, o_b = uct["white"]["wins"], ocba["black"]["wins"]
         pl = _by_name(res)
@@ -75,8 +76,8 @@ def seed002_report(results: list[dict], games: int, seed: int) -> tuple[list[str
         wins, ties, losses = pl["ocba"]["wins"], pl["ocba"]["draws"], pl["ocba"]["losses"]
         lo, hi = E.wilson_interval(wins, n)
         sc, slo, shi = _score(wins, ties, losses)
-        p_wins, p_ties = p_ow + p_ob, 2 * SEED002_GAMES - (p_ow + p_ub + p_uw + p_ob)
-        p_rate = p_wins / (2 * SEED002_GAMES)
+        p_wins, p_ties = p_ow + p_ob, 2 * OCBA_GAMES - (p_ow + p_ub + p_uw + p_ob)
+        p_rate = p_wins / (2 * OCBA_GAMES)
         inside = "inside" if lo <= p_rate <= hi else "outside"
         label = f"{sims} sims, {'heuristic' if rollout == 'heuristic' else 'no heuristic'}"
         if fix:
@@ -86,7 +87,7 @@ def seed002_report(results: list[dict], games: int, seed: int) -> tuple[list[str
             f"| {p_ow} - {p_ub} | {o_w} - {u_b} | {p_uw} - {p_ob} | {u_w} - {o_b} "
             f"| {100 * p_rate:.1f}% "
             f"| **{100 * wins / n:.1f}%** ({100 * lo:.1f}-{100 * hi:.1f}) "
-            f"| {100 * p_ties / (2 * SEED002_GAMES):.1f}% | {100 * ties / n:.1f}% "
+            f"| {100 * p_ties / (2 * OCBA_GAMES):.1f}% | {100 * ties / n:.1f}% "
             f"| {100 * sc:.1f}% ({100 * slo:.1f}-{100 * shi:.1f}) "
             f"| {pl['ocba']['mean_playouts']:.0f}, {pl['uct']['mean_playouts']:.0f} "
             f"| {_verdict(slo, shi, 'OCBA', 'UCT')}; the paper's win rate is {inside} our "
@@ -96,7 +97,7 @@ def seed002_report(results: list[dict], games: int, seed: int) -> tuple[list[str
     return lines, {"bars": bars}
 
 
-def seed002_diagnostics(seed: int, positions: int = 20) -> dict:
+def ocba_diagnostics(seed: int, positions: int = 20) -> dict:
     """Why OCBA and the heuristic rollout do not mix, measured on ``positions`` random-play
     positions (plies 10, 20, 30): distinct final scores in 100 rollouts per policy, and per
     agent the distinct nodes simulated in a 500-playout search and the share of nodes with two
@@ -125,8 +126,8 @@ def seed002_diagnostics(seed: int, positions: int = 20) -> dict:
             counts.append(len({R.rollout(P, O, pid, 0, table, rng) for _ in range(100)}))
         out["distinct"][name] = float(np.median(counts))
     for spec in ("ocba:simulations=500", "ocba:simulations=500,rollout=heuristic",
-                 "ocba:simulations=500,rollout=heuristic" + SEED002_FIX,
-                 SEED002_UCT[6:] + ",rollout=heuristic"):
+                 "ocba:simulations=500,rollout=heuristic" + OCBA_FIX,
+                 OCBA_UCT[6:] + ",rollout=heuristic"):
         nodes, zero = [], []
         for pos in poss:
             agent = make_agent(spec, seed=seed)
@@ -146,7 +147,7 @@ def seed002_diagnostics(seed: int, positions: int = 20) -> dict:
 
 
 def _seed002_why(seed: int) -> list[str]:
-    d = seed002_diagnostics(seed)
+    d = ocba_diagnostics(seed)
     lines = ["", f"Why the heuristic rows differ, measured on {d['positions']} random-play "
              "positions (plies 10-30): median distinct final scores in 100 rollouts from a "
              f"position: random {d['distinct']['random']:.0f}, heuristic "

@@ -26,16 +26,16 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from engine_server.agents.base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
+from engine_server.agents.common import table_maker
+from engine_server.agents.tree_agent import TreeAgent
 from engine_server.game import REVERSED, Position
 from engine_server.game.valuemaps import C_SQUARES, CORNERS, X_SQUARES
 from engine_server.search import mcts as T
 from engine_server.search.limits import MoveStat
 from engine_server.search.mcts.driver import Budget, TreeSearch
 
-from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
-from .common import table_maker
-from .playout_agents import AVOID
-from .tree_agent import TreeAgent
+from .playouts import AVOID
 
 
 def adjusted_score(move: int, n: float, win_rate: float, total: float, position: Position,
@@ -87,7 +87,7 @@ def knowledge_choice(moves: list[MoveStat], position: Position,
 
 def _make(spec: str, p: dict[str, Any]) -> Agent:
     if p["d"] > p["c"]:
-        from .base import AgentSpecError
+        from engine_server.agents.base import AgentSpecError
         raise AgentSpecError(f"dk: the post requires d <= c, got c={p['c']}, d={p['d']}")
     cfg = T.tree_config(select=T.SELECT_UCB1, explore=p["uct_c"], logk=1.0, q01=True,
                         expand_at=0, descend=False, sims=p["nSims"], policy=AVOID[p["avoid"]])

@@ -3,8 +3,8 @@ scores with their intervals, verdicts on a claim and a match's table as text."""
 
 from __future__ import annotations
 
-from .. import elo as E
-from ..players import TimeControl
+from clients.match import elo as E
+from clients.match.players import TimeControl
 
 
 def _tc() -> TimeControl:
@@ -45,6 +45,6 @@ def _pair(res: dict, a: str, b: str) -> tuple[int, int, int]:
 
 
 def _table_text(res: dict) -> str:
-    from ..results import format_table
+    from clients.match.results import format_table
 
     return format_table(res)

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine_server.agents.base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
+from engine_server.agents.common import policy_id, rollout_param, table_maker
+from engine_server.agents.tree_agent import TreeAgent
 from engine_server.search import mcts as T
 from engine_server.search.mcts.driver import Budget, TreeSearch, best_mean
-
-from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
-from .common import policy_id, rollout_param, table_maker
-from .tree_agent import TreeAgent
 
 
 def _make(spec: str, p: dict[str, Any]) -> Agent:

@@ -9,35 +9,38 @@ import shlex
 import sys
 from pathlib import Path
 
+from clients.match.config import MatchError
+from clients.match.tournament import run_matches
 from engine_server.log import configure_logging
 
-from ..config import MatchError
-from ..tournament import run_matches
+from .dk import DK_GAMES, dk_configs, dk_report
+from .ocba import OCBA_GAMES, ocba_configs, ocba_report
 from .plots import write_plots
-from .seed000 import seed000_configs, seed000_report
-from .seed001 import SEED001_GAMES, seed001_configs, seed001_report
-from .seed002 import SEED002_GAMES, seed002_configs, seed002_report
-from .seed004 import SEED004_GAMES, seed004_configs, seed004_report
+from .ucb1 import ucb1_configs, ucb1_report
+from .uct import UCT_GAMES, uct_configs, uct_report
 
 EXPERIMENTS = {
-    "seed000": ("Seed 000, Table 1: Shallow Search, Min-Max Search and MCTS with UCB1",
-                seed000_configs, seed000_report, 40),
-    "seed001": ("Seed 001 (reversed rules): rollout policies and the exploration constant",
-                seed001_configs, seed001_report, SEED001_GAMES),
-    "seed002": ("Seed 002, Table 1: MCTS-OCBA against MCTS-UCT", seed002_configs,
-                seed002_report, SEED002_GAMES),
-    "seed004": ("Seed 004, Fig. 1 and Table 1: MCTS against (pseudo-)random play",
-                seed004_configs, seed004_report, SEED004_GAMES),
+    "ucb1": ("UCB for MCTS in Othello (2022), Table 1: Shallow Search, Min-Max Search and MCTS "
+             "with UCB1", ucb1_configs, ucb1_report, 40),
+    "uct": ("MCTS for Reversed Reversi (reversed rules): rollout policies and the exploration "
+            "constant", uct_configs, uct_report, UCT_GAMES),
+    "ocba": ("OCBA for MCTS in Othello, Table 1: MCTS-OCBA against MCTS-UCT", ocba_configs,
+             ocba_report, OCBA_GAMES),
+    "dk": ("A Reversi Playing Agent and the MCTS Algorithm, Fig. 1 and Table 1: MCTS against "
+           "(pseudo-)random play", dk_configs, dk_report, DK_GAMES),
 }
+# The names these experiments had when the papers were numbered by their file in shared/seeds.
+OLD_NAMES = {"seed000": "ucb1", "seed001": "uct", "seed002": "ocba", "seed004": "dk"}
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="othello-match reproduce",
-                                description="Run a seed paper's competition and compare.")
-    p.add_argument("experiment", choices=list(EXPERIMENTS))
+                                description="Run a paper's competition and compare.")
+    p.add_argument("experiment", type=lambda name: OLD_NAMES.get(name, name),
+                   choices=list(EXPERIMENTS))
     p.add_argument("--games", type=int, default=None,
-                   help="games per colour per pairing (seed000: 40, seed001: 50, seed002: 250) "
-                        "or per point of Fig. 1 and per referee cell of Table 1 (seed004: 400; "
+                   help="games per colour per pairing (ucb1: 40, uct: 50, ocba: 250) "
+                        "or per point of Fig. 1 and per referee cell of Table 1 (dk: 400; "
                         "its Table 1 itself is 10,000 games per cell in the kernel)")
     p.add_argument("--concurrency", type=int, default=os.cpu_count() or 1)
     p.add_argument("--out", help="output directory (default othello-reproduce-EXPERIMENT)")
@@ -80,10 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     out.mkdir(parents=True, exist_ok=True)
     pngs = write_plots(args.experiment, data, out)
-    if args.experiment == "seed000":
-        from ..plots import write_match_plots
+    if args.experiment == "ucb1":
+        from clients.match.plots import write_match_plots
 
-        pngs += write_match_plots(results[0], out, prefix="reproduce-seed000-")
+        pngs += write_match_plots(results[0], out, prefix="reproduce-ucb1-")
     md = text + "\n" + "".join(f"\n![{p.stem}]({p.name})\n" for p in pngs)
     report_path = out / f"reproduce-{args.experiment}.md"
     report_path.write_text(md + "\n")

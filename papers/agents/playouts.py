@@ -7,12 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from engine_server.agents.base import COMMON_PARAMS, Agent, AgentInfo, Param
 from engine_server.game import PASS, Position
 from engine_server.game import bitboard as bb
 from engine_server.search.limits import Limits, MoveStat, ProgressCallback, SearchResult
 from engine_server.search.mcts import rollout as R
-
-from .base import COMMON_PARAMS, Agent, AgentInfo, Param
 
 
 class PolicyAgent(Agent):

@@ -10,30 +10,31 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import elo as E
-from ..config import MatchConfig
+from clients.match import elo as E
+from clients.match.config import MatchConfig
+
 from .common import _by_name, _tc
 
 # Table 1 of seed 004: 10,000 games per cell, black's policy by white's policy.
-SEED004_TABLE = {("random", "random"): (4604, 4985, 411),
+DK_TABLE = {("random", "random"): (4604, 4985, 411),
                  ("random", "pseudo-random"): (3698, 5933, 369),
                  ("pseudo-random", "random"): (5479, 4128, 393),
                  ("pseudo-random", "pseudo-random"): (4655, 4985, 360)}
-SEED004_TABLE_GAMES = 10_000
-SEED004_LONG_GAMES = 200_000
-SEED004_POLICIES = ("random", "pseudo-random")
+DK_TABLE_GAMES = 10_000
+DK_LONG_GAMES = 200_000
+DK_POLICIES = ("random", "pseudo-random")
 # the pseudo-random definitions: the post's source code (X-squares) and our earlier reading
-SEED004_AVOID = ("x", "xc")
-SEED004_PSEUDO = "agent:pseudo-random:avoid=x"
-SEED004_ITERS = (1, 5, 10, 20, 40, 80, 200)
-SEED004_NSIMS = (1, 50)
+DK_AVOID = ("x", "xc")
+DK_PSEUDO = "agent:pseudo-random:avoid=x"
+DK_ITERS = (1, 5, 10, 20, 40, 80, 200)
+DK_NSIMS = (1, 50)
 # Plain MCTS picks the move with the best raw UCT score: no inner score, no position penalties,
 # and a greed penalty made vanishing by a huge exponent ((own-opp)/(own+opp)^50 < 1e-30).
-SEED004_VARIANTS = {"plain": ",a=0,b=50,c=0,d=0", "dk": ""}
-SEED004_GAMES = 400
+DK_VARIANTS = {"plain": ",a=0,b=50,c=0,d=0", "dk": ""}
+DK_GAMES = 400
 
 
-def seed004_table1(seed: int, games: int = SEED004_TABLE_GAMES) -> dict:
+def dk_table1(seed: int, games: int = DK_TABLE_GAMES) -> dict:
     """Table 1 in the rollout kernel: ``{(avoid, black, white): (B, W, D)}`` for both
     pseudo-random definitions, ``games`` per cell, each cell from its own seeded stream."""
     from engine_server.game import bitboard as bb
@@ -42,9 +43,9 @@ def seed004_table1(seed: int, games: int = SEED004_TABLE_GAMES) -> dict:
     ids = {"x": R.PSEUDO_X, "xc": R.PSEUDO}
     table = np.zeros(64, dtype=np.int64)
     out = {}
-    for k, avoid in enumerate(SEED004_AVOID):
-        for i, black in enumerate(SEED004_POLICIES):
-            for j, white in enumerate(SEED004_POLICIES):
+    for k, avoid in enumerate(DK_AVOID):
+        for i, black in enumerate(DK_POLICIES):
+            for j, white in enumerate(DK_POLICIES):
                 pb = ids[avoid] if black == "pseudo-random" else R.RANDOM
                 pw = ids[avoid] if white == "pseudo-random" else R.RANDOM
                 rng = bb.make_rng(seed * 1009 + 100 * k + 10 * i + j)
@@ -54,21 +55,21 @@ def seed004_table1(seed: int, games: int = SEED004_TABLE_GAMES) -> dict:
     return out
 
 
-def seed004_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
+def dk_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
     configs = []
-    specs = {"random": "agent:random", "pseudo-random": SEED004_PSEUDO}
-    for black in SEED004_POLICIES:
-        for white in SEED004_POLICIES:
+    specs = {"random": "agent:random", "pseudo-random": DK_PSEUDO}
+    for black in DK_POLICIES:
+        for white in DK_POLICIES:
             players = [f"{black}_black={specs[black]}", f"{white}_white={specs[white]}"]
             configs.append(MatchConfig(players=players, out=out / f"table1-{black}-{white}",
                                        games=games, openings="start", swap=False,
                                        tc=_tc(), seed=seed, event="seed004-table1"))
-    for variant, extra in SEED004_VARIANTS.items():
-        for nsims in SEED004_NSIMS:
-            for iters in SEED004_ITERS:
+    for variant, extra in DK_VARIANTS.items():
+        for nsims in DK_NSIMS:
+            for iters in DK_ITERS:
                 name = f"{variant}-n{nsims}-i{iters}"
                 players = [f"mcts=agent:dk:nSims={nsims},max_iter={iters},avoid=x{extra}",
-                           f"pseudo-random={SEED004_PSEUDO}"]
+                           f"pseudo-random={DK_PSEUDO}"]
                 configs.append(MatchConfig(players=players, out=out / f"fig1-{name}",
                                            games=games, openings="start", swap=False,
                                            tc=_tc(), seed=seed, event=f"seed004-{name}"))
@@ -81,26 +82,26 @@ def _rate_cell(b: int, w: int, d: int) -> tuple[float, float, float]:
     return b / n, lo, hi
 
 
-def seed004_report(results: list[dict], games: int, seed: int) -> tuple[list[str], dict]:
-    kernel = seed004_table1(seed)
+def dk_report(results: list[dict], games: int, seed: int) -> tuple[list[str], dict]:
+    kernel = dk_table1(seed)
     # the definitions' rates to +-0.2%: is the post's 10,000-game count consistent with them?
-    long = seed004_table1(seed + 1, SEED004_LONG_GAMES)
+    long = dk_table1(seed + 1, DK_LONG_GAMES)
     lines = [f"Table 1: games won by black (B), by white (W) and drawn (D), "
-             f"{SEED004_TABLE_GAMES} games per cell as in the post, black's policy by row; "
+             f"{DK_TABLE_GAMES} games per cell as in the post, black's policy by row; "
              "black's win rate with its 95% (Wilson) interval.  Ours for both definitions of "
              "the pseudo-random policy: `x` re-draws X-squares (the post's source code), `xc` "
              "X- and C-squares (our earlier reading).  The last columns give each definition's "
-             f"rate over {SEED004_LONG_GAMES:,} games and whether it lies in the paper's "
+             f"rate over {DK_LONG_GAMES:,} games and whether it lies in the paper's "
              "interval, i.e. whether the post's count is what that definition produces.", "",
              "| black | white | paper (95% interval) | ours, avoid=x | ours, avoid=xc "
-             f"| {SEED004_LONG_GAMES:,} games: x, xc | verdict |", "|---|---|---|---|---|---|---|"]
+             f"| {DK_LONG_GAMES:,} games: x, xc | verdict |", "|---|---|---|---|---|---|---|"]
     rates = {}
-    for black in SEED004_POLICIES:
-        for white in SEED004_POLICIES:
-            pb, pw, pd = SEED004_TABLE[(black, white)]
+    for black in DK_POLICIES:
+        for white in DK_POLICIES:
+            pb, pw, pd = DK_TABLE[(black, white)]
             p_rate, p_lo, p_hi = _rate_cell(pb, pw, pd)
             cells, fits, longs = [], [], []
-            for avoid in SEED004_AVOID:
+            for avoid in DK_AVOID:
                 b, w, d = kernel[(avoid, black, white)]
                 r, lo, hi = _rate_cell(b, w, d)
                 rates[(avoid, black, white)] = (r, lo, hi)
@@ -117,20 +118,20 @@ def seed004_report(results: list[dict], games: int, seed: int) -> tuple[list[str
             else:
                 verdict = ("the post's count is consistent with "
                            + (" and ".join(f"`{a}`" for a in fits) if fits else "neither")
-                           + (f", not with `{[a for a in SEED004_AVOID if a not in fits][0]}`"
+                           + (f", not with `{[a for a in DK_AVOID if a not in fits][0]}`"
                               if len(fits) == 1 else ""))
             lines.append(f"| {black} | {white} | B {pb} / W {pw} / D {pd}: "
                          f"{100 * p_rate:.1f}% ({100 * p_lo:.1f}-{100 * p_hi:.1f}) | "
                          + " | ".join(cells) + f" | {', '.join(longs)} | {verdict} |")
             rates[("long", black, white)] = (_rate_cell(*long[("x", black, white)])[0],
                                              p_lo, p_hi)
-    lines += ["", f"The same cells played by the referee (`agent:random`, `{SEED004_PSEUDO[6:]}`"
+    lines += ["", f"The same cells played by the referee (`agent:random`, `{DK_PSEUDO[6:]}`"
               f"), {games} games each, checking that the agent plays as the kernel:", "",
               "| black | white | B / W / D | black wins (95% interval) | kernel, avoid=x |",
               "|---|---|---|---|---|"]
     i = 0
-    for black in SEED004_POLICIES:
-        for white in SEED004_POLICIES:
+    for black in DK_POLICIES:
+        for white in DK_POLICIES:
             c = results[i]["colors"]
             i += 1
             r, lo, hi = _rate_cell(c["black"], c["white"], c["draw"])
@@ -138,38 +139,38 @@ def seed004_report(results: list[dict], games: int, seed: int) -> tuple[list[str
                          f"| {100 * r:.1f}% ({100 * lo:.1f}-{100 * hi:.1f}) "
                          f"| {100 * rates[('x', black, white)][0]:.1f}% |")
     lines += ["", f"Fig. 1: win rate of MCTS (black, `dk:avoid=x`) against pseudo-random play "
-              f"(white, `{SEED004_PSEUDO[6:]}`), {games} games per point; in brackets the 95% "
+              f"(white, `{DK_PSEUDO[6:]}`), {games} games per point; in brackets the 95% "
               "interval.", "",
-              "| max_iter | " + " | ".join(f"{v} nSims={n}" for v in SEED004_VARIANTS
-                                           for n in SEED004_NSIMS) + " |",
-              "|---|" + "---|" * (len(SEED004_VARIANTS) * len(SEED004_NSIMS))]
+              "| max_iter | " + " | ".join(f"{v} nSims={n}" for v in DK_VARIANTS
+                                           for n in DK_NSIMS) + " |",
+              "|---|" + "---|" * (len(DK_VARIANTS) * len(DK_NSIMS))]
     series: dict[tuple[str, int], list[tuple[int, float, float, float]]] = {}
     fig = results[4:]
     j = 0
-    for variant in SEED004_VARIANTS:
-        for nsims in SEED004_NSIMS:
-            for iters in SEED004_ITERS:
+    for variant in DK_VARIANTS:
+        for nsims in DK_NSIMS:
+            for iters in DK_ITERS:
                 p = _by_name(fig[j])["mcts"]
                 j += 1
                 lo, hi = E.wilson_interval(p["wins"], p["games"])
                 series.setdefault((variant, nsims), []).append(
                     (iters, p["wins"] / p["games"], lo, hi))
-    for k, iters in enumerate(SEED004_ITERS):
+    for k, iters in enumerate(DK_ITERS):
         cells = []
-        for variant in SEED004_VARIANTS:
-            for nsims in SEED004_NSIMS:
+        for variant in DK_VARIANTS:
+            for nsims in DK_NSIMS:
                 _, rate, lo, hi = series[(variant, nsims)][k]
                 cells.append(f"{100 * rate:.1f}% ({100 * lo:.1f}-{100 * hi:.1f})")
         lines.append(f"| {iters} | " + " | ".join(cells) + " |")
     bench = rates[("x", "random", "pseudo-random")]
     lines += ["", "The post gives Fig. 1 as a picture only; its claims against ours:", "",
               "| the post's claim | ours | verdict |", "|---|---|---|"]
-    lines += _seed004_claims(series, rates)
+    lines += _dk_claims(series, rates)
     return lines, {"series": series, "benchmark": rates[("x", "random", "random")][0],
                    "random_vs_pseudo": bench[0]}
 
 
-def _seed004_claims(series: dict, rates: dict) -> list[str]:
+def _dk_claims(series: dict, rates: dict) -> list[str]:
     """One row per claim of the post's text about Fig. 1, decided on our 95% intervals."""
     def point(variant: str, nsims: int, iters: int) -> tuple[float, float, float]:
         _, r, lo, hi = next(p for p in series[(variant, nsims)] if p[0] == iters)
@@ -182,22 +183,22 @@ def _seed004_claims(series: dict, rates: dict) -> list[str]:
     rr = rates[("x", "random", "random")]
     lr, p_lo, p_hi = rates[("long", "random", "random")]
     rows.append(f"| black wins 46% when both play randomly (4,604 of 10,000) | {pct(rr)}; "
-                f"{100 * lr:.2f}% over {SEED004_LONG_GAMES:,} games "
+                f"{100 * lr:.2f}% over {DK_LONG_GAMES:,} games "
                 f"| {'consistent' if p_lo <= lr <= p_hi else 'differs'} |")
     rp = rates[("x", "random", "pseudo-random")]
     one = point("plain", 1, 1)
     worse = one[2] < rp[1]
     rows.append(f"| nSims=1, max_iter=1 does worse than random play | plain {pct(one)} against "
                 f"random black's {pct(rp)} | {'holds' if worse else 'not shown'} |")
-    late = [point("plain", 50, i) for i in SEED004_ITERS if i >= 40]
-    late_iters = [i for i in SEED004_ITERS if i >= 40]
+    late = [point("plain", 50, i) for i in DK_ITERS if i >= 40]
+    late_iters = [i for i in DK_ITERS if i >= 40]
     below = [str(i) for i, v in zip(late_iters, late) if v[2] < 0.99]
     rows.append("| plain MCTS wins >99% from 40 iterations on | nSims=50: "
                 + ", ".join(f"{i}: {pct(v)}" for i, v in zip(late_iters, late))
                 + " | " + (f"fails: significantly below 99% at {', '.join(below)} iterations"
                            if below else "consistent") + " |")
-    few = [(n, i, point("dk", n, i), point("plain", n, i)) for n in SEED004_NSIMS
-           for i in SEED004_ITERS if 5 <= i <= 20]
+    few = [(n, i, point("dk", n, i), point("plain", n, i)) for n in DK_NSIMS
+           for i in DK_ITERS if 5 <= i <= 20]
     better = [f"n{n}/i{i}" for n, i, d, p in few if d[1] > p[2]]
     worse_dk = [f"n{n}/i{i}" for n, i, d, p in few if d[2] < p[1]]
     verdict = ("holds" if better and not worse_dk else "partly" if better else "not shown")

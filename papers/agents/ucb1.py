@@ -10,14 +10,13 @@ from typing import Any
 
 import numpy as np
 
+from engine_server.agents.base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
+from engine_server.agents.common import policy_id, rollout_param, table_maker
+from engine_server.agents.tree_agent import TreeAgent
 from engine_server.game import Position
 from engine_server.search import mcts as T
 from engine_server.search.limits import MoveStat
 from engine_server.search.mcts.driver import Budget, TreeSearch, best_mean, most_visits
-
-from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
-from .common import policy_id, rollout_param, table_maker
-from .tree_agent import TreeAgent
 
 
 def _minmax_line_value(links: np.ndarray, stats: np.ndarray, root_child: int) -> float:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .seed004 import SEED004_ITERS
+from .dk import DK_ITERS
 
 
 def write_plots(name: str, data: dict, out: Path) -> list[Path]:
-    from ..plots import pyplot
+    from clients.match.plots import pyplot
 
     plt = pyplot()
     if plt is None:
         return []
-    if name == "seed000":
+    if name == "ucb1":
         bars = data["bars"]
         fig, ax = plt.subplots(figsize=(8, 4))
         xs = range(len(bars))
@@ -26,7 +26,7 @@ def write_plots(name: str, data: dict, out: Path) -> list[Path]:
         ax.set_ylim(0, 1)
         ax.set_title("Seed 000 Table 1: paper against ours")
         ax.legend()
-    elif name == "seed001":
+    elif name == "uct":
         bars = data["bars"]
         fig, ax = plt.subplots(figsize=(8, 4))
         xs = range(len(bars))
@@ -39,7 +39,7 @@ def write_plots(name: str, data: dict, out: Path) -> list[Path]:
         ax.set_ylim(0, 100)
         ax.set_title("Seed 001 (reversed rules): the paper's choices against the others")
         ax.legend()
-    elif name == "seed002":
+    elif name == "ocba":
         bars = data["bars"]
         fig, ax = plt.subplots(figsize=(10, 4))
         xs = range(len(bars))
@@ -68,7 +68,7 @@ def write_plots(name: str, data: dict, out: Path) -> list[Path]:
         ax.axhline(100 * data["random_vs_pseudo"], color="black", ls=":", lw=1,
                    label="ours: random black vs pseudo-random")
         ax.set_xscale("log")
-        ax.set_xticks(list(SEED004_ITERS), [str(i) for i in SEED004_ITERS])
+        ax.set_xticks(list(DK_ITERS), [str(i) for i in DK_ITERS])
         ax.set_xlabel("max_iter")
         ax.set_ylabel("win rate of MCTS as black, %")
         ax.set_ylim(0, 101)

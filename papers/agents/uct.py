@@ -15,16 +15,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine_server.agents.base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
+from engine_server.agents.common import (
+    eval_params,
+    policy_id,
+    rollout_param,
+    table_maker,
+    weights_maker,
+)
+from engine_server.agents.root_solving import ROOT_PARAMS
 from engine_server.search import mcts as T
 from engine_server.search.mcts.driver import Budget, TreeSearch, most_visits
 
-from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, Param
-from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker
-from .root_solving import ROOT_PARAMS
-
 
 def _make(spec: str, p: dict[str, Any]) -> Agent:
-    from .tree_agent import TreeAgent
+    from engine_server.agents.tree_agent import TreeAgent
 
     reward = T.REWARD_RATIO if p["reward"] == "ratio" else T.REWARD_WIN
     logk = 2.0 if p["form"] == "seed001" else 1.0
@@ -39,7 +44,7 @@ def _make(spec: str, p: dict[str, Any]) -> Agent:
                                           budget, most_visits, p["memory"] << 20,
                                           make_weights=weights_maker()))
     if p["solver"] and p["root_solve"] != 0:
-        from .root_solving import RootSolvingAgent
+        from engine_server.agents.root_solving import RootSolvingAgent
 
         return RootSolvingAgent(agent, spec, p)
     return agent

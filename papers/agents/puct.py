@@ -23,6 +23,23 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from engine_server.agents.base import (
+    COMMON_PARAMS,
+    TREE_PARAMS,
+    Agent,
+    AgentInfo,
+    AgentSpecError,
+    Param,
+)
+from engine_server.agents.common import (
+    eval_params,
+    policy_id,
+    rollout_param,
+    table_maker,
+    weights_maker,
+)
+from engine_server.agents.root_solving import ROOT_PARAMS, RootSolvingAgent
+from engine_server.agents.tree_agent import TreeAgent
 from engine_server.eval.evaluator import Evaluator, NetEvaluator
 from engine_server.eval.net import NetError, NetModel, default_net_path, load_net
 from engine_server.game import Position
@@ -32,11 +49,6 @@ from engine_server.search import mcts as T
 from engine_server.search.limits import Limits, ProgressCallback, SearchResult
 from engine_server.search.mcts.batched import BatchedTreeSearch
 from engine_server.search.mcts.driver import Budget, TreeSearch, most_visits
-
-from .base import COMMON_PARAMS, TREE_PARAMS, Agent, AgentInfo, AgentSpecError, Param
-from .common import eval_params, policy_id, rollout_param, table_maker, weights_maker
-from .root_solving import ROOT_PARAMS, RootSolvingAgent
-from .tree_agent import TreeAgent
 
 log = get_logger("agents")
 
