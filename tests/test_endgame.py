@@ -395,7 +395,8 @@ PROBE = textwrap.dedent(
     out["budget"] = [r.exact, r.nodes]
     from engine_server.search.endgame import deep, last, shallow, simple, solver, table
     stats = {}
-    kernels = {n: o for m in (solver, deep, simple, shallow, last, table) for n, o in vars(m).items()}
+    mods = (solver, deep, simple, shallow, last, table)
+    kernels = {n: o for m in mods for n, o in vars(m).items()}
     for name, obj in kernels.items():
         if isinstance(obj, CPUDispatcher):
             hits = sum(obj.stats.cache_hits.values())
