@@ -2,7 +2,7 @@
 search's time goes (the evaluator call against the tree around it).
 
 The network is ``--net PATH``, else the shipped one for ``--rules``, else a random 6x64 network
-built with torch into a temporary file (``training.az``'s network and export; the speed of a
+built with torch into a temporary file (``papers.alphazero``'s network and export; the speed of a
 network does not depend on its weights).
 """
 

@@ -1,4 +1,4 @@
-"""Seed 003's network, training side (training/az): data, symmetries, training, export, resume,
+"""The AlphaZero network, training side (papers/alphazero): data, symmetries, training, export, resume,
 self-play and the gate rule, on tiny networks (about 30 s in all)."""
 
 from __future__ import annotations

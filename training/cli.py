@@ -2,7 +2,7 @@
 
     othello-train patterns --rules standard      # WTHOR games (../shared/data/wthor)
     othello-train patterns --rules reversed      # self-play games, solver labels
-    othello-train az supervised|loop ...         # seed 003's network (training/az)
+    othello-train az supervised|loop ...         # the AlphaZero network (papers/alphazero)
     othello-train mpc --rules standard           # Multi-ProbCut statistics of the weights
     othello-train heldout --rules standard       # error against deep-search values
     othello-train selfplay --games N --out DIR   # self-play data in resumable shards

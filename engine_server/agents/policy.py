@@ -34,7 +34,7 @@ BUILTIN_PRESETS: dict[str, str] = {
     "seed002-uct": "uct:reward=ratio,form=plain,c=1.0,expand=one",
     "seed002-ocba": "ocba:n0=5,simulations=100",
     "seed003-puct": "puct",
-    "seed004-dk": "dk:avoid=x",   # the post's pseudo-random playouts (docs/reproduce-seed004.md)
+    "seed004-dk": "dk:avoid=x",   # the post's pseudo-random playouts (docs/papers/dk.md)
 }
 
 ROOT_SOLVER_MIB = 32.0   # RootSolver's default table: 2**20 entries of 32 bytes

@@ -9,7 +9,7 @@ Choices the paper leaves open (docs/reference/design-notes.md section 3), all pa
   ``sigma=equal`` (ours) gives all siblings one deviation, so the allocation follows the gaps
   to the best mean alone: seed 002's greedy heuristic rollout is nearly deterministic (a median
   of 3 distinct final scores in 100 rollouts from a position), its per-child deviations are zero or
-  tiny, and the sample rule then starves the close rivals (docs/reproduce-seed002.md);
+  tiny, and the sample rule then starves the close rivals (docs/papers/ocba.md);
 * back-up is the plain mean of returns; the reward is (a - b) / (a + b);
 * the final move is the best mean.
 """

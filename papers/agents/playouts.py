@@ -45,7 +45,7 @@ RANDOM = AgentInfo(
 
 # Which squares seed 004's simRandPlus re-draws: "xc" (X- and C-squares) is this agent's
 # original reading of the post; "x" is the post's own source (reversi.go, veryBadPositions), the
-# definition that reproduces its Table 1 (docs/reproduce-seed004.md).  Both draw the same way.
+# definition that reproduces its Table 1 (docs/papers/dk.md).  Both draw the same way.
 AVOID = {"xc": R.PSEUDO, "x": R.PSEUDO_X}
 
 

@@ -1,4 +1,4 @@
-"""ONNX export of an :class:`~training.az.model.AZNet` in the engine's format.
+"""ONNX export of an :class:`~papers.alphazero.model.AZNet` in the engine's format.
 
 The graph takes ``planes`` ``[N, C, 8, 8]`` (dynamic N) and returns ``policy`` ``[N, 65]`` and
 ``value`` ``[N, 1]`` (engine_server/eval/planes.py).  Metadata tells the engine how to feed it:

@@ -1,4 +1,4 @@
-"""numba kernels of training/az/data.py (kept apart: the typed modules stay free of numba's
+"""numba kernels of data.py (kept apart: the typed modules stay free of numba's
 untyped signatures)."""
 
 from __future__ import annotations

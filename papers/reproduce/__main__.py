@@ -1,4 +1,4 @@
-"""``python -m clients.match.reproduce``, as before the module became a package."""
+"""``python -m papers.reproduce EXPERIMENT``: the same as ``othello-match reproduce``."""
 
 import sys
 

@@ -1,7 +1,7 @@
 """Seed 002 Table 1: MCTS-OCBA against plain UCT (one child and one playout per iteration, c=1,
 reward (a-b)/(a+b)) at 50, 100 and 500 simulations per move, random and heuristic rollouts, 250
 games per colour; plus OCBA with ``n0=1,sigma=equal`` under the heuristic rollout (why:
-docs/reproduce-seed002.md, and :func:`ocba_diagnostics`).  Both get the same per-move playout
+docs/papers/ocba.md, and :func:`ocba_diagnostics`).  Both get the same per-move playout
 budget (``Limits(playouts=S)``)."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ OCBA_GAMES = 250
 OCBA_SIMS = (50, 100, 500)
 OCBA_ROLLOUTS = ("random", "heuristic")
 OCBA_UCT = "agent:uct:reward=ratio,form=plain,c=1,expand=one"
-# OCBA settings that work with a near-deterministic rollout (docs/reproduce-seed002.md)
+# OCBA settings that work with a near-deterministic rollout (docs/papers/ocba.md)
 OCBA_FIX = ",n0=1,sigma=equal"
 # (simulations, rollout, OCBA with the fix): the paper's six, then the fixed heuristic rows
 OCBA_SETTINGS = ([(s, r, False) for s in OCBA_SIMS for r in OCBA_ROLLOUTS]

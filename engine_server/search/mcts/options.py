@@ -21,7 +21,7 @@ SELECT_ROUND_ROBIN = 3  # least-visited child (shallow search)
 SELECT_MINMAX = 4       # seed 000 Alg. 3.3
 # OCBA with one standard deviation for all siblings: the allocation follows the gaps to the best
 # mean alone.  Per-child sample deviations are meaningless when rollouts are (nearly)
-# deterministic, as seed 002's greedy heuristic rollout is (docs/reproduce-seed002.md).
+# deterministic, as seed 002's greedy heuristic rollout is (docs/papers/ocba.md).
 SELECT_OCBA_EQUAL = 5
 # every rule select_child knows: tree_config refuses other ids (the names are for its errors)
 SELECT_NAMES = {SELECT_UCB1: "ucb1", SELECT_OCBA: "ocba", SELECT_PUCT: "puct",

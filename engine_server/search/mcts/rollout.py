@@ -9,7 +9,7 @@ Policy ids (``policy`` argument):
   valuable), so the corners are the squares to avoid.  This choice is ours.
 * ``PSEUDO_X`` - ``simRandPlus`` as the post's source code defines it: its ``veryBadPositions``
   are the four X-squares only (reversi.go: "positions that give corners away").  It matches the
-  post's Table 1 where ``PSEUDO`` does not (docs/reproduce-seed004.md); ``PSEUDO`` stays the
+  post's Table 1 where ``PSEUDO`` does not (docs/papers/dk.md); ``PSEUDO`` stays the
   default of our agents, whose tested moves depend on it.  Reversed rules: the corners.
 * ``TABLE`` - greedy on a square-value table with uniform tie-breaking (seed 001's "value map"
   and "Roxanne" policies; the caller passes the table already signed for the rules).
@@ -225,7 +225,7 @@ def policy_games(P, O, black, white, rules, games, table, rng):
     ``white`` (policy ids), as seed 004's Table 1 pits its playout policies against each other.
 
     Returns ``(black_wins, white_wins, draws)`` under ``rules``; the calibration of the
-    pseudo-random definitions (docs/reproduce-seed004.md) runs thousands of games a second here.
+    pseudo-random definitions (docs/papers/dk.md) runs thousands of games a second here.
     """
     b_wins = 0
     w_wins = 0
