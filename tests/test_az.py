@@ -1,5 +1,5 @@
-"""The AlphaZero network, training side (papers/alphazero): data, symmetries, training, export, resume,
-self-play and the gate rule, on tiny networks (about 30 s in all)."""
+"""The AlphaZero network, training side (papers/alphazero): data, symmetries, training, export,
+resume, self-play and the gate rule, on tiny networks (about 30 s in all)."""
 
 from __future__ import annotations
 
