@@ -108,6 +108,72 @@ def _probe(P, O, depth, alpha, beta, W, rules, ctl):
     return best
 
 
+@njit(cache=True, inline="always")
+def _etc(P, O, moves, beta, rules, tt, ctl, nodes0):
+    """Enhanced transposition cutoff: (True, value) when a child is already known to refute
+    beta, stored as the node's lower bound.  The children's rows are requested together first,
+    so that their memory latencies overlap."""
+    mm = moves
+    while mm != U0:
+        m = mm & (~mm + U1)
+        mm ^= m
+        f = flips(P, O, m)
+        prefetch(tt, _tt_index(tt, O ^ f, P ^ f ^ m))
+    mm = moves
+    while mm != U0:
+        m = mm & (~mm + U1)
+        mm ^= m
+        f = flips(P, O, m)
+        nP = O ^ f
+        nO = P ^ f ^ m
+        jc, dc = _tt_probe(tt, _tt_index(tt, nP, nO), nP, nO, rules)
+        if jc >= 0:
+            v = -entry_upper(dc)
+            if v >= beta:
+                _tt_store(tt, P, O, rules, v, 64, lowest_square(m), ctl[NODES] - nodes0,
+                          ctl[GENERATION])
+                return True, v
+    return False, np.int64(0)
+
+
+@njit(cache=True, inline="always")
+def _sort_keys(P, O, moves, n, base, rules, tt, ctl, W):
+    """The moves' squares, sort keys and flips into the list at ``base``; returns how many.
+    The keys: fastest first (:func:`_order_key`), plus from EVAL_ORDER_MIN empties the
+    evaluation after the move, and from ORDER_SEARCH_MIN a shallow search's value instead."""
+    child_n = n - 1
+    count = 0
+    odd = _odd_quadrants(~(P | O))
+    use_eval = n >= EVAL_ORDER_MIN and W.shape[0] > 1
+    probe_depth = (n - ORDER_SEARCH_MIN) // 3 + 2 if n >= ORDER_SEARCH_MIN else 0
+    # a runtime value, never a literal, into a recursive kernel (numba #6061)
+    big = n - n + _BIG
+    mm = moves
+    while mm != U0:
+        m = mm & (~mm + U1)
+        mm ^= m
+        f = flips(P, O, m)
+        if child_n > SHALLOW:
+            prefetch(tt, _tt_index(tt, O ^ f, P ^ f ^ m))
+        if use_eval and probe_depth > 0:
+            key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
+                _probe(O ^ f, P ^ f ^ m, probe_depth, -big, big, W, rules, ctl)
+        elif use_eval:
+            # the replies serve the key and the evaluation's mobility term alike
+            nP = O ^ f
+            nO = P ^ f ^ m
+            replies = legal_moves(nP, nO)
+            key = _child_key(nP, nO, m, odd, replies) + EVAL_ORDER_WEIGHT * \
+                evaluate_moves(nP, nO, W, replies)
+        else:
+            key = _order_key(P, O, m, f, odd)
+        ctl[base + count] = lowest_square(m)
+        ctl[base + KEYS + count] = key
+        ctl[base + FLIPS + count] = np.int64(f)
+        count += 1
+    return count
+
+
 @njit(_SIG_DEEP, cache=True, **NO_REFCOUNT)
 def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     if n <= SIMPLE and beta - alpha == 1:
@@ -140,28 +206,9 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     best_move = _NO_SQ
 
     if n >= ETC_MIN:
-        # enhanced transposition cutoff: a child already known to refute beta; the children's
-        # rows are requested together first, so that their memory latencies overlap
-        mm = moves
-        while mm != U0:
-            m = mm & (~mm + U1)
-            mm ^= m
-            f = flips(P, O, m)
-            prefetch(tt, _tt_index(tt, O ^ f, P ^ f ^ m))
-        mm = moves
-        while mm != U0:
-            m = mm & (~mm + U1)
-            mm ^= m
-            f = flips(P, O, m)
-            nP = O ^ f
-            nO = P ^ f ^ m
-            jc, dc = _tt_probe(tt, _tt_index(tt, nP, nO), nP, nO, rules)
-            if jc >= 0:
-                v = -entry_upper(dc)
-                if v >= beta:
-                    _tt_store(tt, P, O, rules, v, 64, lowest_square(m), ctl[NODES] - nodes0,
-                              ctl[GENERATION])
-                    return v
+        cut, v = _etc(P, O, moves, beta, rules, tt, ctl, nodes0)
+        if cut:
+            return v
 
     if hash_move != _NO_SQ and (moves >> U(hash_move)) & U1:
         # the table's move first, before the others are sorted: it often ends the node alone
@@ -182,34 +229,7 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     base = SCRATCH + n * SLOT
     count = 0
     if best < beta:
-        odd = _odd_quadrants(~(P | O))
-        use_eval = n >= EVAL_ORDER_MIN and W.shape[0] > 1
-        probe_depth = (n - ORDER_SEARCH_MIN) // 3 + 2 if n >= ORDER_SEARCH_MIN else 0
-        # a runtime value, never a literal, into a recursive kernel (numba #6061)
-        big = n - n + _BIG
-        mm = moves
-        while mm != U0:
-            m = mm & (~mm + U1)
-            mm ^= m
-            f = flips(P, O, m)
-            if child_n > SHALLOW:
-                prefetch(tt, _tt_index(tt, O ^ f, P ^ f ^ m))
-            if use_eval and probe_depth > 0:
-                key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
-                    _probe(O ^ f, P ^ f ^ m, probe_depth, -big, big, W, rules, ctl)
-            elif use_eval:
-                # the replies serve the key and the evaluation's mobility term alike
-                nP = O ^ f
-                nO = P ^ f ^ m
-                replies = legal_moves(nP, nO)
-                key = _child_key(nP, nO, m, odd, replies) + EVAL_ORDER_WEIGHT * \
-                    evaluate_moves(nP, nO, W, replies)
-            else:
-                key = _order_key(P, O, m, f, odd)
-            ctl[base + count] = lowest_square(m)
-            ctl[base + KEYS + count] = key
-            ctl[base + FLIPS + count] = np.int64(f)
-            count += 1
+        count = _sort_keys(P, O, moves, n, base, rules, tt, ctl, W)
 
     # threads sharing the tree (ABDADA): a move another thread is searching goes after the
     # others, appended to the list (the keys are not read past ``count``)
