@@ -81,7 +81,7 @@ def test_tree_agents_find_the_only_winning_move_of_a_small_endgame(name):
 
 
 def test_dk_domain_knowledge_can_override_the_search():
-    # Seed 004 reports that its penalties cost wins late in the game: the C-square penalty
+    # The MCTS blog post reports that its penalties cost wins late in the game: the C-square penalty
     # (d * UCT) makes dk avoid b8 here although its playouts found it winning.
     r = make_agent("dk", seed=7).search(FORCED_WIN, Limits(playouts=20000))
     b8 = next(m for m in r.moves if m.name == "b8")

@@ -23,7 +23,7 @@ def test_list_agents_names_every_agent_with_parameters_and_seed():
     assert r.returncode == 0, r.stderr
     for name in ("random", "pseudo-random", "shallow", "minmax", "ucb1", "uct", "ocba", "dk"):
         assert f"\n{name}" in "\n" + r.stdout
-    assert "seed 000 Alg. 3.4" in r.stdout and "n0" in r.stdout and "nSims" in r.stdout
+    assert "UCB1 paper, Alg. 3.4" in r.stdout and "n0" in r.stdout and "nSims" in r.stdout
 
 
 def test_bad_agent_spec_is_a_clear_error():

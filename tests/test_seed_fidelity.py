@@ -1,5 +1,5 @@
-"""The seed baselines as their papers describe them: seed 002's plain UCT, seed 004's
-pseudo-random policy as the post's source defines it, OCBA with equal variances, and the
+"""The seed baselines as their papers describe them: the OCBA paper's plain UCT, the MCTS blog
+post's pseudo-random policy as the post's source defines it, OCBA with equal variances, and the
 reproduction reports' verdicts."""
 
 from __future__ import annotations

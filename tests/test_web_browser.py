@@ -283,8 +283,8 @@ def test_the_page_fits_a_phone_screen(server, browser):
 
 def take_screenshot(url: str, path: Path, browser: Any, plies: int = 24,
                     agent: str = "preset:seed004-dk", follow_hints: bool = True) -> None:
-    """A game in progress against seed 004's agent: the person plays the hint's best move (a
-    close game), then asks for one more hint, so the squares carry evaluations."""
+    """A game in progress against the MCTS blog post's agent: the person plays the hint's best move
+    (a close game), then asks for one more hint, so the squares carry evaluations."""
     page = browser.new_page(viewport={"width": 1100, "height": 860})
     start_game(page, url, agent, "0")
     rng = random.Random(4)

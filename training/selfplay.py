@@ -7,7 +7,7 @@ game reaches ``solve_empties`` empties the position is solved exactly; that valu
 position of the game at or above it (the outcome of perfect play from there), and each later
 position is solved itself.  Reversed rules have no human games, so this is all their data:
 generation 0 plays uniformly random games (all-zero weights), each next generation searches
-with the weights fitted on the games before (tabula rasa, as seed 003 asks of its learner).
+with the weights fitted on the games before (tabula rasa, as Alphello Zero asks of its learner).
 """
 
 from __future__ import annotations

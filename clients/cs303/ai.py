@@ -124,8 +124,8 @@ class AI(object):
             self.candidate_list.append(rc)
 
     def _quick_move(self, position):
-        """Seed 002's one-ply evaluation (minimised under reversed rules): microseconds, and far
-        better than a random square if the search never reports."""
+        """The OCBA paper's one-ply evaluation (minimised under reversed rules): microseconds, and
+        far better than a random square if the search never reports."""
         P, O = position.bitboards()
         return int(R.choose_move(P, O, R.HEURISTIC, int(position.rules), self._no_table,
                                  self._rng))

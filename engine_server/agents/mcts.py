@@ -1,7 +1,7 @@
 """``mcts``: our strongest tree agent (it was ``best`` until the alpha-beta agent beat it;
 docs/best-agent.md has the matches behind each choice).
 
-UCT with full expansion (seed 001's tree policy), score-bounded MCTS-Solver back-ups, an
+UCT with full expansion (the CS303 report's tree policy), score-bounded MCTS-Solver back-ups, an
 endgame solve at leaves with few empties, tree reuse, root parallelism over ``threads`` trees
 (one per core by default), and an exact root solver that decides the move in the endgame
 (root_solving.py).  Pondering is the engine's (``--ponder``).
@@ -45,7 +45,7 @@ def _make(spec: str, p: dict[str, Any]) -> Agent:
 
 
 MCTS = AgentInfo(
-    "mcts", "ours: seed 001 UCT + MCTS-Solver + exact endgame + root parallelism",
+    "mcts", "ours: the CS303 report's UCT + MCTS-Solver + exact endgame + root parallelism",
     "our strongest tree search (``best`` before the learned evaluation); see "
     "docs/best-agent.md for the matches behind each choice",
     (Param("c", float, 0.4, "UCT exploration constant (c*sqrt(2 ln N / n))", min=0.0),
@@ -58,7 +58,8 @@ MCTS = AgentInfo(
            min=100),
      Param("bias", float, 0.0, "progressive bias weight: + bias * prior / (n + 1), priors "
            "from the rollout's square table", min=0.0),
-     Param("knowledge", bool, False, "final move by seed 004's adjusted UCT score (X/C-square "
+     Param("knowledge", bool, False, "final move by the MCTS blog post's adjusted UCT score "
+           "(X/C-square "
            "penalties, inner score, greed penalty) instead of the most visits"),
      Param("early_stop", bool, False, "answer before the time is up once no other move can "
            "catch the most-visited one (off: at a fixed time per move it lost 6-13 to full "

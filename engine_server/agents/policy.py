@@ -30,7 +30,7 @@ BUILTIN_PRESETS: dict[str, str] = {
     "seed000-minmax": "minmax:n=10,k=3",
     "seed000-ucb1": "ucb1:n=50,N=1200,c=1.0",
     "seed001-uct": "uct:c=1.414,form=seed001,iterations=500",
-    # plain UCT (one child expanded and simulated per iteration), as seed 002 describes it
+    # plain UCT (one child expanded and simulated per iteration), as the OCBA paper describes it
     "seed002-uct": "uct:reward=ratio,form=plain,c=1.0,expand=one",
     "seed002-ocba": "ocba:n0=5,simulations=100",
     "seed003-puct": "puct",

@@ -1,8 +1,8 @@
 """Square value maps from the seeds, as data in one place.
 
-Both tables are from seed 001 ("MCTS for Reversed Reversi"), written row by row with row 1 at the
-top, i.e. in the project's square order (index = col + 8 * row).  Seed 001 notes that for
-reversed rules the maps are negated (corners become worthless, X and C squares valuable); use
+Both tables are from the CS303 report ("MCTS for Reversed Reversi"), written row by row with row 1
+at the top, i.e. in the project's square order (index = col + 8 * row).  The CS303 report notes that
+for reversed rules the maps are negated (corners become worthless, X and C squares valuable); use
 :func:`for_rules` for that.
 """
 
@@ -12,8 +12,8 @@ import numpy as np
 
 from .bitboard import REVERSED
 
-# Seed 001, Table 1: "Roxanne value map".  Lower numbers are better squares (1 = corner is the
-# first priority, 5 = X/C squares the last), as in the Roxanne strategy.
+# The CS303 report, Table 1: "Roxanne value map".  Lower numbers are better squares (1 = corner is
+# the first priority, 5 = X/C squares the last), as in the Roxanne strategy.
 ROXANNE_PRIORITY = np.array(
     [
         [1, 5, 3, 3, 3, 3, 5, 1],
@@ -28,7 +28,7 @@ ROXANNE_PRIORITY = np.array(
     dtype=np.int64,
 ).reshape(64)
 
-# Seed 001, Table 2: "final value map" (higher is better under standard rules).
+# The CS303 report, Table 2: "final value map" (higher is better under standard rules).
 FINAL_VALUE_MAP = np.array(
     [
         [500, -25, 10, 5, 5, 10, -25, 500],
@@ -53,5 +53,6 @@ C_SQUARES = np.uint64(
 
 
 def for_rules(value_map: np.ndarray, rules: int) -> np.ndarray:
-    """The map to use under ``rules``: negated for reversed rules (seed 001, section 4.1.2)."""
+    """The map to use under ``rules``: negated for reversed rules (the CS303 report,
+    section 4.1.2)."""
     return -value_map if rules == REVERSED else value_map.copy()

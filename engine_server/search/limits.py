@@ -63,8 +63,8 @@ class MoveStat:
     # alpha-beta: ``margin`` is the move's score at its depth (0), or an upper (-1) or lower (+1)
     # bound of it (the window cut the search short)
     margin_bound: int | None = None
-    mobility: float | None = None   # dk (seed 004): mean mobility backed up to the move's node
-    line_value: float | None = None  # minmax (seed 000 Alg. 3.3): the mean ending its greedy line
+    mobility: float | None = None   # dk (MCTS blog post): mean mobility backed up to the node
+    line_value: float | None = None  # minmax (UCB1 paper, Alg. 3.3): the mean ending its line
     proven: int | None = None    # outcome when proven: +1 win, 0 draw, -1 loss
     # Proven bounds of the final disc margin with perfect play after this move (side to move's
     # view, rules applied); equal when the move is solved exactly.

@@ -1,4 +1,5 @@
-"""Seed 004 ("A Reversi Playing Agent and the MCTS Algorithm"): MCTS with domain knowledge.
+"""The MCTS blog post ("A Reversi Playing Agent and the MCTS Algorithm"): MCTS with domain
+knowledge.
 
 Each iteration selects a leaf by UCT (w/n + c*sqrt(ln N / n)), expands it with all its
 children and plays ``nSims`` pseudo-random playouts from it; wins and the leaf's mobility are
@@ -15,7 +16,7 @@ taken as "from the mover's point of view"; the inner-score denominator is the di
 centre (the post's ``(j-3.5^2)`` is a typo).  The post gives no values for a, b, c, d; the
 defaults below are ours (0 <= d <= c < 1 as the post requires).  Under reversed rules the
 position penalty with weight c falls on the corners instead of the X-squares and d is unused
-(seed 001: corners are worthless there).  ``mobility`` (default 0, our extension) adds that
+(the CS303 report: corners are worthless there).  ``mobility`` (default 0, our extension) adds that
 weight times the child's mean back-propagated mobility, scaled to [0, 1] by /30.
 """
 
@@ -40,7 +41,8 @@ from .playouts import AVOID
 
 def adjusted_score(move: int, n: float, win_rate: float, total: float, position: Position,
                    p: Mapping[str, Any], mobility: float = 0.0) -> float:
-    """Seed 004's UCTFinal of one move from its visits ``n`` and win rate (see module doc)."""
+    """The MCTS blog post's UCTFinal of one move from its visits ``n`` and win rate (see module
+    doc)."""
     if n <= 0:
         return float("inf")
     uct = win_rate + p["uct_c"] * math.sqrt(math.log(max(total, 1.0)) / n)
@@ -78,8 +80,8 @@ DEFAULT_KNOWLEDGE = {"uct_c": 1.414, "a": 0.1, "b": 1.5, "c": 0.5, "d": 0.25}
 
 def knowledge_choice(moves: list[MoveStat], position: Position,
                      p: Mapping[str, Any] = DEFAULT_KNOWLEDGE) -> int:
-    """The move with the best adjusted score among MoveStats (for agents that borrow seed 004's
-    final choice)."""
+    """The move with the best adjusted score among MoveStats (for agents that borrow the MCTS blog
+    post's final choice)."""
     total = sum(m.visits for m in moves)
     return max(moves, key=lambda m: (adjusted_score(m.move, m.visits, m.win_rate, total,
                                                     position, p), m.visits)).move
@@ -108,7 +110,7 @@ def _make(spec: str, p: dict[str, Any]) -> Agent:
 
 
 DK = AgentInfo(
-    "dk", "seed 004 (MCTS + domain knowledge)",
+    "dk", "MCTS blog post (MCTS + domain knowledge)",
     "UCT with nSims pseudo-random playouts per expanded node, mobility back-propagation, "
     "final choice by the adjusted UCT score",
     (Param("nSims", int, 50, "playouts per expanded node", min=1),

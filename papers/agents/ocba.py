@@ -1,4 +1,4 @@
-"""Seed 002 ("OCBA for MCTS in Othello"): the MCTS-OCBA tree policy.
+"""The OCBA paper ("OCBA for MCTS in Othello"): the MCTS-OCBA tree policy.
 
 Choices the paper leaves open (docs/reference/design-notes.md section 3), all parameters:
 
@@ -7,9 +7,9 @@ Choices the paper leaves open (docs/reference/design-notes.md section 3), all pa
   there), then the "most starving" child under the OCBA ratios is descended into;
 * a sample's standard deviation is the population one, floored at ``sigma0`` below two samples;
   ``sigma=equal`` (ours) gives all siblings one deviation, so the allocation follows the gaps
-  to the best mean alone: seed 002's greedy heuristic rollout is nearly deterministic (a median
-  of 3 distinct final scores in 100 rollouts from a position), its per-child deviations are zero or
-  tiny, and the sample rule then starves the close rivals (docs/papers/ocba.md);
+  to the best mean alone: the OCBA paper's greedy heuristic rollout is nearly deterministic (a
+  median of 3 distinct final scores in 100 rollouts from a position), its per-child deviations are
+  zero or tiny, and the sample rule then starves the close rivals (docs/papers/ocba.md);
 * back-up is the plain mean of returns; the reward is (a - b) / (a + b);
 * the final move is the best mean.
 """
@@ -35,7 +35,7 @@ def _make(spec: str, p: dict[str, Any]) -> Agent:
 
 
 OCBA = AgentInfo(
-    "ocba", "seed 002 (MCTS-OCBA); docs/reference/design-notes.md section 3",
+    "ocba", "the OCBA paper (MCTS-OCBA); docs/reference/design-notes.md section 3",
     "OCBA allocation at every node, reward (a-b)/(a+b), best mean wins",
     (Param("n0", int, 5, "initial samples per child", min=1),
      Param("sigma0", float, 1.0, "std. deviation assumed with fewer than 2 samples", min=1e-6),
@@ -44,5 +44,5 @@ OCBA = AgentInfo(
            "(for near-deterministic rollouts such as heuristic)", choices=("sample", "equal")),
      Param("simulations", int, 100, "playouts when no limit is given (paper: 50/100/500)",
            min=1),
-     rollout_param("random", "rollout policy: random or heuristic (seed 002), or others"))
+     rollout_param("random", "rollout policy: random or heuristic (the OCBA paper), or others"))
     + COMMON_PARAMS + TREE_PARAMS, _make)

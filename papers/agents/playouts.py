@@ -1,4 +1,4 @@
-"""Agents without a tree: ``random`` and seed 004's ``pseudo-random``."""
+"""Agents without a tree: ``random`` and the MCTS blog post's ``pseudo-random``."""
 
 from __future__ import annotations
 
@@ -40,10 +40,10 @@ class PolicyAgent(Agent):
 
 
 RANDOM = AgentInfo(
-    "random", "seed 000 Alg. 3.1 (the playout's move choice)", "uniform over legal moves",
+    "random", "UCB1 paper, Alg. 3.1 (the playout's move choice)", "uniform over legal moves",
     COMMON_PARAMS, lambda spec, p: PolicyAgent(spec, p, R.RANDOM, "random"))
 
-# Which squares seed 004's simRandPlus re-draws: "xc" (X- and C-squares) is this agent's
+# Which squares the MCTS blog post's simRandPlus re-draws: "xc" (X- and C-squares) is this agent's
 # original reading of the post; "x" is the post's own source (reversi.go, veryBadPositions), the
 # definition that reproduces its Table 1 (docs/papers/dk.md).  Both draw the same way.
 AVOID = {"xc": R.PSEUDO, "x": R.PSEUDO_X}
@@ -54,7 +54,7 @@ def avoid_param(help_text: str) -> Param:
 
 
 PSEUDO_RANDOM = AgentInfo(
-    "pseudo-random", "seed 004 simRandPlus",
+    "pseudo-random", "MCTS blog post, simRandPlus",
     "uniform, but a drawn X/C-square (corner under reversed rules) is re-drawn up to twice",
     (avoid_param("squares re-drawn under standard rules: xc X- and C-squares (ours), x the "
                  "X-squares only (the post's source code; matches its Table 1)"),)

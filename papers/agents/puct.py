@@ -1,4 +1,4 @@
-"""PUCT selection (seed 003's AlphaZero-style search) on the shared driver.
+"""PUCT selection (Alphello Zero's AlphaZero-style search) on the shared driver.
 
 Selection is ``Q + c_puct * P * sqrt(N) / (1 + n)`` over the PRIOR column of the tree.
 
@@ -153,7 +153,7 @@ def _make(spec: str, p: dict[str, Any]) -> Agent:
 
 
 PUCT = AgentInfo(
-    "puct", "seed 003 (AlphaZero-style PUCT): a policy/value network when one is shipped or "
+    "puct", "Alphello Zero (AlphaZero-style PUCT): a policy/value network when one is shipped or "
     "given, else the rollout stand-in",
     "PUCT selection; leaves evaluated in batches by a network (ONNX), or one rollout with "
     "uniform priors without one",

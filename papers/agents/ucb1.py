@@ -1,4 +1,4 @@
-"""Seed 000 ("UCB for MCTS in Othello"): Shallow Search (Alg. 3.2), Min-Max Search (Alg. 3.3)
+"""The UCB1 paper ("UCB for MCTS in Othello"): Shallow Search (Alg. 3.2), Min-Max Search (Alg. 3.3)
 and MCTS with UCB1 (Alg. 3.4), on the shared tree driver.
 
 Rewards are win / draw / loss = 1 / 0.5 / 0 as in Alg. 3.1 (stored as +1 / 0 / -1).
@@ -74,21 +74,21 @@ def _make_ucb1(spec: str, p: dict[str, Any]) -> Agent:
 
 
 SHALLOW = AgentInfo(
-    "shallow", "seed 000 Alg. 3.2",
+    "shallow", "UCB1 paper, Alg. 3.2",
     "n playouts per legal move, the best mean wins; with a time limit the playouts go on "
     "round-robin until it",
     (Param("n", int, 100, "playouts per child (default budget)", min=1),
      rollout_param("random")) + COMMON_PARAMS + TREE_PARAMS, _make_shallow)
 
 MINMAX = AgentInfo(
-    "minmax", "seed 000 Alg. 3.3",
+    "minmax", "UCB1 paper, Alg. 3.3",
     "for each move, k layers of n-playout shallow searches along the greedy min/max line",
     (Param("n", int, 10, "playouts per node", min=1),
      Param("k", int, 3, "layers looked ahead", min=1, max=60),
      rollout_param("random")) + COMMON_PARAMS + TREE_PARAMS, _make_minmax)
 
 UCB1 = AgentInfo(
-    "ucb1", "seed 000 Alg. 3.4",
+    "ucb1", "UCB1 paper, Alg. 3.4",
     "MCTS with UCB1 r/m + c*sqrt(2 ln t / m); a node is expanded after n playouts; "
     "the most played move wins",
     (Param("n", int, 50, "playouts through a node before it is expanded", min=1),

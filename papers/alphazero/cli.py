@@ -1,4 +1,4 @@
-"""othello-train az: seed 003's network, supervised from WTHOR or by the AlphaGo Zero loop.
+"""othello-train az: Alphello Zero's network, supervised from WTHOR or by the AlphaGo Zero loop.
 
     othello-train az supervised --blocks 6 --filters 64 --steps 16000 \
         --out engine_server/eval/data/net-standard.onnx
@@ -24,7 +24,7 @@ DOCS = Path("docs/net")
 
 
 def add_parser(sub: Any) -> None:
-    az = sub.add_parser("az", help="seed 003's policy/value network (AlphaGo Zero)",
+    az = sub.add_parser("az", help="Alphello Zero's policy/value network (AlphaGo Zero)",
                         description=__doc__,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     azs = az.add_subparsers(dest="az_cmd", required=True)

@@ -1,4 +1,4 @@
-"""The AlphaGo Zero loop (seed 003), scaled to two CPU cores.
+"""The AlphaGo Zero loop (Alphello Zero), scaled to two CPU cores.
 
 Generation ``g`` (1, 2, ...):
 

@@ -1,4 +1,4 @@
-"""Seed 003's network: a residual tower over the board planes with a policy and a value head.
+"""Alphello Zero's network: a residual tower over the board planes with a policy and a value head.
 
 Input and outputs follow :mod:`engine_server.eval.planes` exactly (``[N, C, 8, 8]`` planes in,
 65 policy logits and a tanh value out).  The seed used 40 blocks of 256 filters on a GPU; the

@@ -1,5 +1,5 @@
-"""Seed 004 Table 1: random and pseudo-random play against each other by colour, 10,000 games
-per cell, in the rollout kernel (``rollout.policy_games``) for both pseudo-random definitions,
+"""The MCTS blog post Table 1: random and pseudo-random play against each other by colour, 10,000
+games per cell, in the rollout kernel (``rollout.policy_games``) for both pseudo-random definitions,
 with a referee cross-check of the post's definition; Fig. 1: MCTS (black) against pseudo-random
 play (white) by iterations (max_iter 1 to 200, nSims 1 and 50), plain and with domain knowledge,
 with the post's pseudo-random (``avoid=x``: X-squares re-drawn) on both sides."""
@@ -15,7 +15,7 @@ from clients.match.config import MatchConfig
 
 from .common import _by_name, _tc
 
-# Table 1 of seed 004: 10,000 games per cell, black's policy by white's policy.
+# Table 1 of the MCTS blog post: 10,000 games per cell, black's policy by white's policy.
 DK_TABLE = {("random", "random"): (4604, 4985, 411),
                  ("random", "pseudo-random"): (3698, 5933, 369),
                  ("pseudo-random", "random"): (5479, 4128, 393),

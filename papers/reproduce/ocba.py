@@ -1,5 +1,5 @@
-"""Seed 002 Table 1: MCTS-OCBA against plain UCT (one child and one playout per iteration, c=1,
-reward (a-b)/(a+b)) at 50, 100 and 500 simulations per move, random and heuristic rollouts, 250
+"""The OCBA paper Table 1: MCTS-OCBA against plain UCT (one child and one playout per iteration,
+c=1, reward (a-b)/(a+b)) at 50, 100 and 500 simulations per move, random and heuristic rollouts, 250
 games per colour; plus OCBA with ``n0=1,sigma=equal`` under the heuristic rollout (why:
 docs/papers/ocba.md, and :func:`ocba_diagnostics`).  Both get the same per-move playout
 budget (``Limits(playouts=S)``)."""

@@ -24,7 +24,7 @@ def write_plots(name: str, data: dict, out: Path) -> list[Path]:
         ax.set_xticks(list(xs), [b[0] for b in bars], rotation=20, ha="right")
         ax.set_ylabel("average reward of the first player")
         ax.set_ylim(0, 1)
-        ax.set_title("Seed 000 Table 1: paper against ours")
+        ax.set_title("The UCB1 paper Table 1: paper against ours")
         ax.legend()
     elif name == "uct":
         bars = data["bars"]
@@ -37,7 +37,7 @@ def write_plots(name: str, data: dict, out: Path) -> list[Path]:
         ax.set_xticks(list(xs), [b[0] for b in bars], rotation=20, ha="right")
         ax.set_ylabel("score of the paper's choice, %")
         ax.set_ylim(0, 100)
-        ax.set_title("Seed 001 (reversed rules): the paper's choices against the others")
+        ax.set_title("The CS303 report (reversed rules): the paper's choices against the others")
         ax.legend()
     elif name == "ocba":
         bars = data["bars"]
@@ -52,7 +52,7 @@ def write_plots(name: str, data: dict, out: Path) -> list[Path]:
         ax.set_xlabel("simulations per move, rollout policy (fix: OCBA n0=1,sigma=equal)")
         ax.set_ylabel("OCBA wins %")
         ax.set_ylim(0, 100)
-        ax.set_title("Seed 002 Table 1: MCTS-OCBA against MCTS-UCT")
+        ax.set_title("The OCBA paper Table 1: MCTS-OCBA against MCTS-UCT")
         ax.legend()
     else:
         fig, ax = plt.subplots(figsize=(8, 5))
@@ -72,7 +72,7 @@ def write_plots(name: str, data: dict, out: Path) -> list[Path]:
         ax.set_xlabel("max_iter")
         ax.set_ylabel("win rate of MCTS as black, %")
         ax.set_ylim(0, 101)
-        ax.set_title("Seed 004 Fig. 1: MCTS against pseudo-random play")
+        ax.set_title("The MCTS blog post Fig. 1: MCTS against pseudo-random play")
         ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     path = out / f"reproduce-{name}.png"

@@ -1,5 +1,5 @@
-"""Seed 000 Table 1: round robin of Shallow Search (n=100), Min-Max Search (n=10, k=3) and MCTS
-with UCB1 (n=50, N=1200), 40 games per colour per pairing, average reward (win 1, draw 1/2)."""
+"""The UCB1 paper Table 1: round robin of Shallow Search (n=100), Min-Max Search (n=10, k=3) and
+MCTS with UCB1 (n=50, N=1200), 40 games per colour per pairing, average reward (win 1, draw 1/2)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Seed 001 (reversed rules) claims: random rollouts beat value-map and Roxanne rollouts, and
-c = 1.41 beats larger and smaller c; seed 001's UCT at a fixed iteration budget per move."""
+"""The CS303 report (reversed rules) claims: random rollouts beat value-map and Roxanne rollouts,
+and c = 1.41 beats larger and smaller c; the CS303 report's UCT at a fixed iteration budget per
+move."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from clients.match.config import MatchConfig
 
 from .common import _pair, _score, _table_text, _tc, _verdict
 
-# Seed 001 gives no numbers, only two claims.  Its budget: 4.8 s per move in Python, where 500
-# iterations took about 1 s; our numba UCT does 500 iterations in a few milliseconds, so the
+# The CS303 report gives no numbers, only two claims.  Its budget: 4.8 s per move in Python, where
+# 500 iterations took about 1 s; our numba UCT does 500 iterations in a few milliseconds, so the
 # budget is stated as iterations (load on the shared machine cannot change it): 500 per move,
 # the paper's own "500 computational budget" (a fifth of its 4.8 s).
 UCT_ITERATIONS = 500
@@ -49,7 +50,8 @@ def uct_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
 
 def uct_report(results: list[dict], games: int, seed: int) -> tuple[list[str], dict]:
     rollouts, equal_cost, cs = results
-    lines = ["Reversed rules (fewer discs win).  Seed 001's UCT (`uct`: every child of a leaf "
+    lines = ["Reversed rules (fewer discs win).  The CS303 report's UCT (`uct`: every child of a "
+             "leaf "
              "expanded and simulated, Q/N + c*sqrt(2 ln N/n), most visited move) with "
              f"{UCT_ITERATIONS} iterations per move, {games} games per colour per pairing, "
              "score of the paper's choice (win 1, draw 1/2) with its 95% interval.", "",

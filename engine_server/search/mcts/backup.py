@@ -43,7 +43,8 @@ def backup(links, stats, node, z, margin, mobility, root):
     while True:
         _add_result(stats, i, z, margin)
         if parity == 0:
-            # seed 004: mobility of the simulated node goes to the nodes with its side to move
+            # the MCTS blog post: mobility of the simulated node goes to the nodes with its side to
+            # move
             stats[i, MOB] += mobility
         if i == root:
             break

@@ -4,7 +4,7 @@ A network costs nearly as much for one position as for eight, so one step of thi
 collects up to ``k`` leaves, evaluates them in a single call and backs them all up:
 
 1. :func:`collect_leaves` descends from the root ``k`` times by PUCT,
-   ``Q + c * P * sqrt(N) / (1 + n)`` (seed 003's rule, with the tree's proven-bound pruning).
+   ``Q + c * P * sqrt(N) / (1 + n)`` (Alphello Zero's rule, with the tree's proven-bound pruning).
    Each descent adds a virtual loss along its path, so the next one prefers other branches.
    It stops at
 

@@ -1,4 +1,4 @@
-"""Seed 000's min-max search (Alg. 3.3) as an iteration on the tree: each root child's line is
+"""The UCB1 paper's min-max search (Alg. 3.3) as an iteration on the tree: each root child's line is
 grown k layers deep, every node of a layer sampled n times before the mover's best is expanded."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _minmax_backup(links, stats, target, top, root, z, margin):
 
 @njit(cache=True, **NO_REFCOUNT)
 def _minmax_iteration(bbs, links, stats, meta, cfg, table, rng, W):
-    """One step of seed 000 Alg. 3.3 on the tree.  Returns (playouts, status)."""
+    """One step of the UCB1 paper Alg. 3.3 on the tree.  Returns (playouts, status)."""
     root = meta[ROOT]
     top = _minmax_pick_root_child(links, stats, root)
     if top < 0:

@@ -18,10 +18,10 @@ SELECT_UCB1 = 0
 SELECT_OCBA = 1
 SELECT_PUCT = 2
 SELECT_ROUND_ROBIN = 3  # least-visited child (shallow search)
-SELECT_MINMAX = 4       # seed 000 Alg. 3.3
+SELECT_MINMAX = 4       # the UCB1 paper Alg. 3.3
 # OCBA with one standard deviation for all siblings: the allocation follows the gaps to the best
 # mean alone.  Per-child sample deviations are meaningless when rollouts are (nearly)
-# deterministic, as seed 002's greedy heuristic rollout is (docs/papers/ocba.md).
+# deterministic, as the OCBA paper's greedy heuristic rollout is (docs/papers/ocba.md).
 SELECT_OCBA_EQUAL = 5
 # every rule select_child knows: tree_config refuses other ids (the names are for its errors)
 SELECT_NAMES = {SELECT_UCB1: "ucb1", SELECT_OCBA: "ocba", SELECT_PUCT: "puct",
@@ -29,7 +29,7 @@ SELECT_NAMES = {SELECT_UCB1: "ucb1", SELECT_OCBA: "ocba", SELECT_PUCT: "puct",
                 SELECT_OCBA_EQUAL: "ocba-equal"}
 
 REWARD_WIN = 0     # +1 / 0 / -1 (a win rate of 1 / 0.5 / 0)
-REWARD_RATIO = 1   # (a - b) / (a + b), a = own discs (seed 002); negated under reversed rules
+REWARD_RATIO = 1   # (a - b) / (a + b), a = own discs (the OCBA paper); negated under reversed rules
 REWARD_NAMES = {REWARD_WIN: "win", REWARD_RATIO: "ratio"}
 
 NEVER_EXPAND = 1 << 62  # an ``expand_at`` no leaf reaches
@@ -54,9 +54,9 @@ class TreeConfig(NamedTuple):
     explore: float = math.sqrt(2)   # exploration constant c
     logk: float = 1.0               # UCB1: c * sqrt(LOGK * ln(N) / n)
     q01: bool = False               # UCB1 uses win rates in [0, 1] instead of z in [-1, 1]
-    parent_sum: bool = False        # UCB1's N is the sum of the children's counts (seed 000)
+    parent_sum: bool = False        # UCB1's N is the sum of the children's counts (the UCB1 paper)
     expand_at: int = 0              # a leaf is expanded once it has this many visits
-    sim_all: bool = False           # expand a leaf and simulate every new child once (seed 001)
+    sim_all: bool = False           # expand a leaf, simulate each new child once (CS303 report)
     descend: bool = False           # after expanding, descend to a child before simulating
     sims: int = 1                   # playouts per iteration at the chosen leaf
     policy: int = 0                 # rollout policy id (rollout.py; 0 is random)

@@ -2,18 +2,18 @@
 
 Policy ids (``policy`` argument):
 
-* ``RANDOM`` - uniform over legal moves (seed 000 Alg. 3.1, seed 001 "random").
-* ``PSEUDO`` - seed 004's ``simRandPlus``: draw a move uniformly; if it is a "very bad" square,
-  draw again, at most twice.  Very bad squares are the X- and C-squares under standard rules.
-  Under reversed rules the roles turn around (seed 001: corners become worthless, X/C squares
-  valuable), so the corners are the squares to avoid.  This choice is ours.
+* ``RANDOM`` - uniform over legal moves (the UCB1 paper Alg. 3.1, the CS303 report "random").
+* ``PSEUDO`` - the MCTS blog post's ``simRandPlus``: draw a move uniformly; if it is a "very bad"
+  square, draw again, at most twice.  Very bad squares are the X- and C-squares under standard
+  rules. Under reversed rules the roles turn around (the CS303 report: corners become worthless, X/C
+  squares valuable), so the corners are the squares to avoid.  This choice is ours.
 * ``PSEUDO_X`` - ``simRandPlus`` as the post's source code defines it: its ``veryBadPositions``
   are the four X-squares only (reversi.go: "positions that give corners away").  It matches the
   post's Table 1 where ``PSEUDO`` does not (docs/papers/dk.md); ``PSEUDO`` stays the
   default of our agents, whose tested moves depend on it.  Reversed rules: the corners.
-* ``TABLE`` - greedy on a square-value table with uniform tie-breaking (seed 001's "value map"
-  and "Roxanne" policies; the caller passes the table already signed for the rules).
-* ``HEURISTIC`` - seed 002's move evaluation: the move maximising
+* ``TABLE`` - greedy on a square-value table with uniform tie-breaking (the CS303 report's "value
+  map" and "Roxanne" policies; the caller passes the table already signed for the rules).
+* ``HEURISTIC`` - the OCBA paper's move evaluation: the move maximising
   ``400*(corners - opp corners) + 100*(opp X - own X) + 50*moves/opp moves + 80*pmob/opp pmob``
   measured after the move (ratios use ``max(1, .)`` denominators; potential mobility is the
   number of empty squares next to the other side's discs).  Under reversed rules the move
@@ -71,7 +71,8 @@ def _pick_uniform(moves, rng):
 
 @njit(cache=True)
 def bad_squares(rules):
-    """The squares seed 004's pseudo-random playout re-draws, per rules (see module doc)."""
+    """The squares the MCTS blog post's pseudo-random playout re-draws, per rules (see module
+    doc)."""
     return _CORNERS if rules == REVERSED else _XC
 
 
@@ -130,14 +131,14 @@ NOT_H_RIGHT = U(0x7F7F7F7F7F7F7F7F)    # after a shift towards column a, column 
 
 @njit(cache=True)
 def potential_mobility(own, opp):
-    """Empty squares next to ``opp``'s discs (seed 002's p-mob for the owner of ``own``)."""
+    """Empty squares next to ``opp``'s discs (the OCBA paper's p-mob for the owner of ``own``)."""
     empty = ~(own | opp)
     return popcount(_neighbours(opp) & empty)
 
 
 @njit(cache=True)
 def heuristic_eval(me, opp):
-    """Seed 002's evaluation of a position from the point of view of the owner of ``me``."""
+    """The OCBA paper's evaluation of a position from the point of view of the owner of ``me``."""
     my_moves = popcount(legal_moves(me, opp))
     op_moves = popcount(legal_moves(opp, me))
     v = 400.0 * (popcount(me & _CORNERS) - popcount(opp & _CORNERS))
@@ -222,7 +223,8 @@ def table_for(policy_name: str, rules: int) -> np.ndarray:
 @njit(cache=True, **NO_REFCOUNT)
 def policy_games(P, O, black, white, rules, games, table, rng):
     """``games`` games from (P, O) with black to move, black playing ``black`` and white
-    ``white`` (policy ids), as seed 004's Table 1 pits its playout policies against each other.
+    ``white`` (policy ids), as the MCTS blog post's Table 1 pits its playout policies against each
+    other.
 
     Returns ``(black_wins, white_wins, draws)`` under ``rules``; the calibration of the
     pseudo-random definitions (docs/papers/dk.md) runs thousands of games a second here.
