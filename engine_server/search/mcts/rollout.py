@@ -29,16 +29,13 @@ from numba import njit
 
 from engine_server.game.bitboard import (
     REVERSED,
-    S1,
-    S7,
-    S8,
-    S9,
     S32,
     U0,
     U1,
     U,
     flips,
     legal_moves,
+    neighbours,
     popcount,
     rng_next,
 )
@@ -119,21 +116,11 @@ def pick_table(moves, table, rng):
     return chosen
 
 
-@njit(cache=True, inline="always")
-def _neighbours(x):
-    return (((x << S1) | (x >> S7) | (x << S9)) & NOT_A_H_LEFT) | \
-           (((x >> S1) | (x << S7) | (x >> S9)) & NOT_H_RIGHT) | (x << S8) | (x >> S8)
-
-
-NOT_A_H_LEFT = U(0xFEFEFEFEFEFEFEFE)   # after a shift towards column h, column a is garbage
-NOT_H_RIGHT = U(0x7F7F7F7F7F7F7F7F)    # after a shift towards column a, column h is garbage
-
-
 @njit(cache=True)
 def potential_mobility(own, opp):
     """Empty squares next to ``opp``'s discs (the OCBA paper's p-mob for the owner of ``own``)."""
     empty = ~(own | opp)
-    return popcount(_neighbours(opp) & empty)
+    return popcount(neighbours(opp) & empty)
 
 
 @njit(cache=True)
