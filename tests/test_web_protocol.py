@@ -17,9 +17,11 @@ from typing import Any, Callable
 
 import pytest
 
-from engine_server.agents.policy import AgentPolicy, Catalog
+from engine_server.agents import make_agent
+from engine_server.agents.policy import BUILTIN_PRESETS, AgentPolicy, Catalog
 from engine_server.commands.web import WebHandler, parse_move_list
 from engine_server.game import PASS, Game, Position, ggf, square_name
+from engine_server.search.limits import Limits
 from engine_server.session import EngineOptions, Output, Session
 
 from .loadsafe import SLACK, WAIT
@@ -387,12 +389,18 @@ def test_a_hint_evaluates_every_legal_square():
         start = len(h.messages)
         r = h.send(type="hint")[0]
         assert r["type"] == "thinking" and r["kind"] == "hint"
+        # the analyst gives it (the strongest agent allowed), not the opponent (mcts)
+        assert r["agent"] == "best:threads=1"
         hints = h.wait_for(lambda m: m["type"] == "hints", start=start)
         assert {m["square"] for m in hints["moves"]} == {"d3", "c4", "f5", "e6"}
         assert all(isinstance(m["eval"], float) for m in hints["moves"])
-        assert hints["best"] in {"d3", "c4", "f5", "e6"} and hints["visits"] > 0
+        # alpha-beta says how deep it searched (its move statistics count plies, not visits)
+        assert hints["best"] in {"d3", "c4", "f5", "e6"} and hints["depth"] > 0
+        assert all(m["depth"] > 0 and "visits" not in m for m in hints["moves"])
         assert h.wait_for(lambda m: m["type"] == "progress" and m["kind"] == "hint")
-        assert h.settled()["evals"][0][0] == 0   # the graph's first point
+        s = h.settled()
+        assert s["analyst"][0][0] == 0   # the analyst's series: its first point
+        assert s["evals"] == []          # the opponent's own view: it has not searched
     finally:
         h.close()
 
@@ -524,3 +532,89 @@ def test_an_analysis_of_a_replaced_game_stops(web):
     assert web.handler._analysis is None
     assert web.handler._analyst is not None and not web.handler._analyst.busy   # stopped now
     assert not any(m["type"] == "analysis" and m["done"] for m in web.messages[mark:])
+
+
+# The analyst at a fixed depth on one thread: its answer does not depend on the machine's speed.
+ANALYST = "best:depth=5,threads=1"
+# Black to move; at depth 5 c5 is worth 9 discs, the next move 1.75: no near tie for the
+# transposition table the analyst keeps between searches to turn.
+OPENING = "f5d6c3d3c4f4f6f3e6e7d7c6"
+
+
+def analyst_best(moves: str, spec: str = ANALYST) -> tuple[str, float]:
+    """The analyst's best move and its value on a fresh agent (what a hint must show)."""
+    r = make_agent(spec).search(parse_move_list(moves, Position.start()).position,
+                                Limits(analysis=True))
+    return r.best_name, r.eval
+
+
+def test_hints_come_from_the_analyst_whoever_the_opponent_is():
+    h = WebHarness(agent="beginner", presets=dict(BUILTIN_PRESETS, analyst=ANALYST))
+    try:
+        assert h.messages[0]["analyst"] == {"spec": ANALYST, "family": "best"}
+        best, value = analyst_best(OPENING)
+        for k, opponent in enumerate(("beginner", "random")):
+            h.send(type="new", white=opponent, time=0.2)
+            assert h.send(type="import", text=OPENING)[0]["human_to_move"]
+            start = len(h.messages)
+            assert h.send(type="hint", time=10)[0]["agent"] == ANALYST
+            hints = h.wait_for(lambda m: m["type"] == "hints", start=start, timeout=WAIT)
+            assert hints["agent"] == ANALYST and hints["depth"] == 5
+            assert hints["best"] == best
+            top = max(m["eval"] for m in hints["moves"])
+            assert [m["eval"] for m in hints["moves"] if m["square"] == best] == [top]
+            s = h.settled()
+            assert dict(s["analyst"])[12] == hints["value"] == hints["eval"]   # black to move
+            if k == 0:   # a fresh analyst: the same search as the one here
+                assert hints["eval"] == pytest.approx(value, abs=0.01)
+    finally:
+        h.close()
+
+
+def test_the_live_evaluation_values_the_positions_while_no_engine_searches():
+    h = WebHarness(agent="random", presets=dict(BUILTIN_PRESETS, analyst=ANALYST))
+    try:
+        h.send(type="new", white="random", time=0.2)
+        start = len(h.messages)
+        assert h.send(type="evaluate")[0]["evaluate"] is True
+        first = h.wait_for(lambda m: m["type"] == "eval", start=start, timeout=WAIT)
+        assert first["ply"] == 0 and first["color"] == "black"
+        assert first.get("book") or first["depth"] >= 1   # the opening book, or a search
+        h.send(type="move", square="f5")
+        e = h.wait_for(lambda m: m["type"] == "eval" and m["ply"] == 2, start=start,
+                       timeout=WAIT)
+        s = h.settled()
+        assert s["ply"] == 2 and dict(s["analyst"])[2] == e["value"]
+        # only positions the person was to move in (the engine's cores are its own)
+        assert {m["ply"] for m in h.messages[start:] if m["type"] == "eval"} == {0, 2}
+        assert sorted(k for k, _ in s["evals"]) == [1]   # the opponent's own view, apart
+        # undo forgets the values of the plies it takes back; off stops it
+        h.send(type="undo")
+        assert [k for k, _ in h.settled()["analyst"]] == [0]
+        assert h.send(type="evaluate", on=False)[0]["evaluate"] is False
+        mark = len(h.messages)
+        h.send(type="move", square="d3")
+        h.settled()
+        h.run(lambda: None)
+        assert not any(m["type"] == "eval" for m in h.messages[mark:])
+        assert "'on' must be true or false" in h.send(type="evaluate", on=1)[0]["message"]
+    finally:
+        h.close()
+
+
+def test_a_hint_during_the_whole_game_analysis_comes_first_and_the_analysis_goes_on():
+    h = WebHarness(agent="random", presets=dict(BUILTIN_PRESETS, analyst=ANALYST))
+    try:
+        moves = OPENING   # black to move: the person's turn
+        assert h.send(type="import", text=moves)[0]["human_to_move"]
+        mark = len(h.messages)
+        assert h.send(type="analyze", time=10)[0]["agent"] == ANALYST
+        assert h.send(type="hint", time=10)[0]["kind"] == "hint"
+        hints = h.wait_for(lambda m: m["type"] == "hints", start=mark, timeout=WAIT)
+        assert hints["best"] == analyst_best(moves)[0]
+        h.wait_for(lambda m: m["type"] == "analysis" and m["done"], start=mark, timeout=WAIT)
+        entries = [e["ply"] for m in h.messages[mark:] if m["type"] == "analysis"
+                   for e in m["moves"]]
+        assert sorted(entries) == list(range(12))   # every move once
+    finally:
+        h.close()

@@ -44,14 +44,14 @@ from engine_server.session import SearchJob, Session
 from protocol import web
 
 from .registry import CommandRegistry
-from .web_analysis import ANALYSIS_TIME, AnalysisMixin
+from .web_analysis import ANALYSIS_TIME, AnalysisMixin, effort
 from .web_views import agent_catalog, black_view, game_state, welcome_message
 
 log = get_logger("web")
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
 DEFAULT_TIME = 1.0          # seconds per move when the page does not say
-HINT_TIME = 1.0             # a hint's budget when the time per move is the agent's own
+HINT_TIME = 1.0             # a hint's least budget (the time per move when longer)
 PROGRESS_INTERVAL = 0.25    # seconds between progress messages
 HUMAN = "human"
 
@@ -130,7 +130,8 @@ class WebHandler(AnalysisMixin):
         self._job: SearchJob | None = None
         self._job_kind = ""
         self._job_color: Color | None = None
-        # Whole-game analysis (web_analysis.py): its own session, the game, the job.
+        # The analyst (web_analysis.py): its own session for hints, the live evaluation and
+        # the whole-game analysis.
         self._init_analysis()
         self._closed = False
         # No page is connected (its tab closed or is reloading): nothing searches until one
@@ -205,12 +206,20 @@ class WebHandler(AnalysisMixin):
             "thinking": thinking, "hinting": self._job is not None and self._job_kind == "hint",
             "paused": self.paused and not any(p is None for p in self.players.values()),
             "evals": [[k, round(v, 2)] for k, v in sorted(self.evals.items())],
+            "analyst": self.analyst_state(), "evaluate": self.evaluate,
         }
 
     def welcome(self) -> list[Message]:
-        """What a page needs first: the agents, presets and limits, then the game."""
-        return [welcome_message(self.session, self.max_time, self.time, self.max_message_bytes),
-                self.state()]
+        """What a page needs first: the agents, presets, limits and analyst, then the game."""
+        msg = welcome_message(self.session, self.max_time, self.time, self.max_message_bytes)
+        msg["analyst"] = self.analyst_info()
+        return [msg, self.state()]
+
+    def _hinting(self) -> bool:
+        return self._job is not None and self._job_kind == "hint"
+
+    def _engine_searching(self) -> bool:
+        return self._job is not None and self._job_kind == "move"
 
     # --- a page leaving and coming back ------------------------------------------------------
     def detach(self) -> None:
@@ -229,10 +238,14 @@ class WebHandler(AnalysisMixin):
 
     # --- engine turns -----------------------------------------------------------------------
     def _halt(self) -> None:
-        """Stop every search (their pending output is dropped) before the game changes."""
+        """Stop every search of the game (the engines', a hint, the live evaluation; their
+        pending output is dropped) before the game changes.  A whole-game analysis goes on."""
         for s in (self.session, self._spare):
             if s is not None:
                 s.stop()
+        if self._hinting() and self._analyst is not None:
+            self._analyst.stop()
+        self._stop_eval()
         self._job = None
         self._job_color = None
 
@@ -241,17 +254,15 @@ class WebHandler(AnalysisMixin):
         self.post(lambda: self._continue(received))
 
     def _continue(self, started: float) -> None:
-        """Start the engine's move if it is an engine's turn and nothing runs."""
-        if self._closed or self.detached or self._job is not None:
+        """Start the engine's move if it is an engine's turn and nothing runs; else the
+        analyst may go on (web_analysis.py)."""
+        if self._closed or self.detached:
+            return
+        if self._job is not None or not self._engine_to_move():
+            self._analyst_next()
             return
         pos = self.game.position
-        if pos.is_game_over():
-            return
         color = pos.side
-        if self.players[color] is None:
-            return
-        if self.paused and not any(p is None for p in self.players.values()):
-            return
         if pos.must_pass():
             # Nothing to think about; the pass is played at once.
             self.session.play(PASS)
@@ -259,6 +270,7 @@ class WebHandler(AnalysisMixin):
             self._write(self.state())
             self._continue(time.monotonic())
             return
+        self._stop_eval()   # the engine's cores are its own while it searches
         session = self._sessions[color]
         if session.game is not self.game:
             session.set_game(self.game)  # the second agent follows the one game
@@ -277,6 +289,13 @@ class WebHandler(AnalysisMixin):
         if self.on_search is not None:
             self.on_search(self._job)
         self._write(self.state())
+        self._analyst_next()   # a whole-game analysis goes on meanwhile
+
+    def _engine_to_move(self) -> bool:
+        pos = self.game.position
+        if pos.is_game_over() or self.players[pos.side] is None:
+            return False
+        return not (self.paused and not any(p is None for p in self.players.values()))
 
     def _engine_done(self, job: SearchJob, color: Color, ply: int) -> None:
         if self._closed or job is not self._job or job.cancelled:
@@ -301,11 +320,8 @@ class WebHandler(AnalysisMixin):
 
     @staticmethod
     def _effort(r: SearchResult) -> Message:
-        """Depth for depth-first agents, root visits for tree agents."""
-        if r.search_nodes > 0:
-            return {"depth": r.iterations}
-        visits = sum(m.visits for m in r.moves)
-        return {"visits": visits or r.iterations}
+        """Depth (and selectivity) for depth-first agents, root visits for tree agents."""
+        return effort(r)
 
     def _progress(self, r: SearchResult, kind: str, color: Color, ply: int) -> Message:
         return {"type": "progress", "kind": kind, "color": web.color_name(color), "ply": ply,
@@ -402,6 +418,7 @@ class WebHandler(AnalysisMixin):
         self.session.options.rules = rules
         self.session.new_game(Position.start(rules))
         self._check_analysis()
+        self._forget_values()
         self.evals.clear()
         self.times.clear()
         self.paused = False
@@ -476,28 +493,32 @@ class WebHandler(AnalysisMixin):
         for table in (self.evals, self.times):
             for k in [k for k in table if k > n]:
                 del table[k]
+        self._forget_values(n)
         self._schedule(q.received)
         return [self.state()]
 
     @commands("hint")
     def cmd_hint(self, q: Request) -> list[Message]:
-        """The engine's evaluation of every legal move (``time`` optional)."""
+        """The analyst's evaluation of every legal move (``time`` optional: the time per
+        move, at least ``HINT_TIME``)."""
         pos = self.game.position
         if pos.is_game_over():
             raise WebError("the game is over")
         if self._job is not None and self._job_kind == "move":
             raise WebError("the engine is thinking; ask for a hint on your turn")
         t = self._time(q)
-        budget = t if t else (self.time or HINT_TIME)
+        budget = t if t else max(self.time, HINT_TIME)
+        if self.max_time is not None:
+            budget = min(budget, self.max_time)
         self._halt()
         color, ply = pos.side, len(self.game.moves)
-        # The opponent's agent gives the hints (the first engine side's session).
-        session = self.session
-        if session.game is not self.game:
-            session.set_game(self.game)
+        # The analyst gives the hints, never the opponent: a whole-game analysis waits.
+        self._suspend_analysis()
+        session = self._analyst_session()
+        session.set_game(self._game_copy())
 
         def done(job: SearchJob) -> None:
-            self.post(lambda: self._hint_done(job, color, ply))
+            self.post(lambda: self._hint_done(job, color, ply, budget))
 
         def progress(job: SearchJob, r: SearchResult) -> None:
             self._write(self._progress(r, "hint", color, ply), job)
@@ -508,28 +529,34 @@ class WebHandler(AnalysisMixin):
                                   progress_interval=self.progress_interval)
         if self.on_search is not None:
             self.on_search(self._job)
-        return [{"type": "thinking", "kind": "hint", "time": budget}]
+        return [{"type": "thinking", "kind": "hint", "time": budget,
+                 "agent": session.agent_spec}]
 
-    def _hint_done(self, job: SearchJob, color: Color, ply: int) -> None:
+    def _hint_done(self, job: SearchJob, color: Color, ply: int, budget: float) -> None:
         if self._closed or job is not self._job or job.cancelled:
             return
         self._job = None
         self._job_color = None
         r = job.result
         if r is None:
-            self._write({"type": "error", "message": f"the hint failed: {job.error}"})
+            self._write({"type": "error", "request": "hint",
+                         "message": f"the hint failed: {job.error}"})
+            self._continue(time.monotonic())
             return
+        depth_first = r.search_nodes > 0
         moves = []
         for m in r.moves:
             if m.move == PASS:
                 continue
             known = m.visits > 0 or m.proven is not None or m.exact
+            # a depth-first agent's move statistic counts plies searched, a tree's visits
             moves.append({"square": square_name(m.move),
-                          "eval": round(m.eval, 2) if known else None,
-                          "exact": m.exact, "visits": m.visits})
-        self.evals[ply] = round(black_view(r.eval, color), 2)
+                          "eval": round(m.eval, 2) if known else None, "exact": m.exact,
+                          **({"depth": m.visits} if depth_first else {"visits": m.visits})})
+        entry = self._note_value(ply, color, r, budget, "hint")
         self._write({"type": "hints", "ply": ply, "color": web.color_name(color),
-                     "best": r.best_name or None, "eval": round(r.eval, 2), "moves": moves,
+                     "best": r.best_name or None, "eval": round(r.eval, 2),
+                     "value": entry["value"], "moves": moves, "agent": r.agent or None,
                      "elapsed": round(r.elapsed, 3), "nodes": r.nodes, **self._effort(r)})
         self._write(self.state())
         self._continue(time.monotonic())   # a resume that came during the hint
@@ -543,6 +570,8 @@ class WebHandler(AnalysisMixin):
         for s in (self.session, self._spare):
             if s is not None:
                 s.interrupt()
+        if self._hinting() and self._analyst is not None:
+            self._analyst.interrupt()
         return [self.state()]
 
     @commands("resume")
@@ -590,8 +619,22 @@ class WebHandler(AnalysisMixin):
         self.session.options.rules = game.rules
         self.session.set_game(game)
         self._check_analysis()
+        self._forget_values()
         self.evals.clear()
         self.times.clear()
+        self._schedule(q.received)
+        return [self.state()]
+
+    @commands("evaluate")
+    def cmd_evaluate(self, q: Request) -> list[Message]:
+        """The live evaluation on (``on``: true, the default) or off: the analyst values each
+        position of the game while no engine searches (an ``eval`` message each)."""
+        on = q.msg.get("on", True)
+        if not isinstance(on, bool):
+            raise WebError("'on' must be true or false")
+        self.evaluate = on
+        if not on:
+            self._stop_eval()
         self._schedule(q.received)
         return [self.state()]
 
@@ -612,7 +655,7 @@ class WebHandler(AnalysisMixin):
     def interrupt(self) -> None:
         """Make running searches return now (any thread: the front end's reader calls it when
         the tab goes, so a long search does not hold the controller)."""
-        for s in (self.session, self._spare):
+        for s in (self.session, self._spare, self._analyst):
             if s is not None:
                 s.interrupt()
 

@@ -1,22 +1,29 @@
-"""Whole-game analysis for the web page (the ``analyze`` message, docs/web.md): every move of
-the game searched in turn by an analyst of its own, one ``analysis`` message per move.
+"""The web page's analyst (docs/web.md, "Hints and the analyst"): one agent, the strongest the
+server's limits allow, on a session of its own, gives every number the page shows about a
+position: the hints, the evaluation bar (``evaluate``: each position valued while no engine
+searches) and the whole-game analysis (``analyze``: every move of the game in turn).  The
+opponent's own evaluation never feeds them; the page keeps it as a series of its own.
 
-A mixin of ``WebHandler`` (``web.py``), which declares the command, checks its request and
-calls :meth:`AnalysisMixin._start_analysis`.  A mixin rather than a helper object because the
-analysis lives on the handler's threads and state: it runs on the controller (``post``), writes
-through the handler, stops when the page detaches or the handler closes, and the game it checks
-is the handler's session's.  Its own state is three attributes, set by ``_init_analysis``.
+A mixin of ``WebHandler`` (``web.py``), which declares the commands and checks their requests.
+A mixin rather than a helper object because the analyst lives on the handler's threads and
+state: it runs on the controller (``post``), writes through the handler, stops when the page
+detaches or the handler closes, and the game it values is the handler's session's.
+
+One session runs one search at a time, so the analyst's work has an order: a hint (asked by
+the person, waited for) stops whatever else runs; the whole-game analysis goes on after it from
+the position it had reached; the live evaluation of the current position comes last, only
+while no engine searches a move (it would take the engine's cores).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Callable
+from typing import Any, Callable
 
-from engine_server.agents import AgentSpecError
+from engine_server.agents import AgentSpecError, parse_spec
 from engine_server.game import PASS, Color, Game, Position, square_name
-from engine_server.search.limits import Limits
+from engine_server.search.limits import Limits, SearchResult
 from engine_server.session import SearchJob, Session
 from protocol import web
 
@@ -25,57 +32,206 @@ from .web_views import black_view
 Message = web.Message
 
 ANALYSIS_TIME = 0.25        # seconds per position of a whole-game analysis when not given
-ANALYSIS_AGENT = "best"     # the analyst, when the policy admits it (else the page's agent)
+EVAL_TIME = 0.5             # seconds of the live evaluation of one position
+# The analyst: an operator's preset named ``analyst`` when the configuration has one, else the
+# first of these the policy admits (fitted to its threads and memory); presets of the strongest
+# family when only presets may be chosen; the game's own agent when nothing else is allowed.
+ANALYST_PRESET = "analyst"
+ANALYST_FAMILIES = ("best", "ab", "mcts")
+
+
+def analyst_spec(session: Session) -> str:
+    """The spec the analyst runs on this session's policy and presets."""
+    presets = session.options.catalog.presets
+    names = [ANALYST_PRESET] if ANALYST_PRESET in presets else []
+    names += list(ANALYST_FAMILIES)
+    for family in ANALYST_FAMILIES:
+        names += [p for p, spec in presets.items() if spec.split(":")[0] == family]
+    for name in names:
+        try:
+            return session.admit(name)
+        except AgentSpecError:
+            continue
+    return session.agent_spec
+
+
+def effort(r: SearchResult) -> Message:
+    """What the search was: depth (and its selectivity, percent) for alpha-beta, root visits
+    for tree agents, ``book`` for a move of the opening book."""
+    if r.stopped_by == "book":
+        return {"book": True}
+    if r.search_nodes > 0:
+        return {"depth": r.iterations, "selectivity": r.selectivity}
+    visits = sum(m.visits for m in r.moves)
+    return {"visits": visits or r.iterations}
 
 
 class AnalysisMixin:
-    """The analysis of the handler's game: its analyst session (the strongest agent allowed),
-    the game it analyses (start, moves) and the job searching one of its positions."""
+    """The analyst of the handler's game: its session, the values it has found (``analyst``,
+    ply -> black's discs), the whole-game analysis (the game it analyses, the move it has
+    reached, its job) and the live evaluation's job."""
 
-    # The handler's, which the analysis uses.
+    # The handler's, which the analyst uses.
     session: Session
     post: Callable[[Callable[[], None]], None]
     on_search: Callable[[SearchJob], None] | None
+    max_time: float | None
     detached: bool
     _closed: bool
 
     _analyst: Session | None
     _analysis: tuple[Position, list[int]] | None
     _analysis_job: SearchJob | None
+    _analysis_at: tuple[int, float]
+    _eval_job: SearchJob | None
+    evaluate: bool
+    analyst_values: dict[int, Message]
 
     def _write(self, msg: Message, job: SearchJob | None = None) -> bool:
         raise NotImplementedError   # the handler's
+
+    def _hinting(self) -> bool:
+        raise NotImplementedError   # the handler's: a hint runs on the analyst
+
+    def _engine_searching(self) -> bool:
+        raise NotImplementedError   # the handler's: an engine searches its move
 
     def _init_analysis(self) -> None:
         self._analyst = None
         self._analysis = None
         self._analysis_job = None
+        self._analysis_at = (0, ANALYSIS_TIME)
+        self._eval_job = None
+        self.evaluate = False           # the page asks for the live evaluation
+        self.analyst_values = {}        # ply -> {"value": black's discs, "exact", effort...}
 
+    # --- the analyst's session ----------------------------------------------------------------
+    def _analyst_session(self) -> Session:
+        if self._analyst is None:
+            opts = replace(self.session.options, agent=analyst_spec(self.session), warmup=False)
+            self._analyst = Session(opts, self.session.output)
+        return self._analyst
+
+    def analyst_info(self) -> Message:
+        """The analyst as the page names it: its spec and family."""
+        spec = self._analyst.agent_spec if self._analyst is not None \
+            else analyst_spec(self.session)
+        try:
+            family = parse_spec(spec)[0].name
+        except AgentSpecError:
+            family = spec.split(":")[0]
+        return {"spec": spec, "family": family}
+
+    def _game_copy(self) -> Game:
+        game = self.session.game
+        return Game.from_moves(list(game.moves), start=game.start)
+
+    def _note_value(self, ply: int, color: Color, r: SearchResult, budget: float,
+                    source: str) -> Message:
+        """Keep the analyst's value of the position at ``ply`` (``color`` to move) unless a
+        longer search has valued it already; the entry as the page gets it."""
+        entry = {"ply": ply, "value": round(black_view(r.eval, color), 2), "exact": r.exact,
+                 "source": source, "budget": budget, **effort(r)}
+        old = self.analyst_values.get(ply)
+        if old is None or old["exact"] <= entry["exact"] and old["budget"] <= budget:
+            self.analyst_values[ply] = entry
+        return entry
+
+    def _forget_values(self, keep: int | None = None) -> None:
+        """After the game changed: the values of the plies after ``keep`` go (all: None)."""
+        for k in [k for k in self.analyst_values if keep is None or k > keep]:
+            del self.analyst_values[k]
+
+    def analyst_state(self) -> list[list[Any]]:
+        """The values for ``state``: ``[ply, black's discs]`` pairs."""
+        return [[k, e["value"]] for k, e in sorted(self.analyst_values.items())]
+
+    # --- what runs next -------------------------------------------------------------------
+    def _analyst_next(self) -> None:
+        """The analyst is free (or may be): go on with the whole-game analysis, else value the
+        current position for the bar if the page asked for it and no engine searches."""
+        if self._closed or self.detached or self._hinting():
+            return
+        if self._analysis is not None:
+            if self._analysis_job is None:
+                self._stop_eval()
+                k, budget = self._analysis_at
+                self._analyse(k, budget)
+            return
+        if self._eval_job is not None or not self.evaluate or self._engine_searching():
+            return
+        game = self.session.game
+        ply, pos = len(game.moves), game.position
+        if ply in self.analyst_values:
+            return
+        if pos.is_game_over():   # nothing to search: the result
+            result = game.result()
+            entry = {"ply": ply, "value": float(result.black_score), "exact": True,
+                     "source": "result", "budget": 0.0}
+            self.analyst_values[ply] = entry
+            self._write({"type": "eval", "color": web.color_name(pos.side), **entry})
+            return
+        analyst = self._analyst_session()
+        analyst.set_game(self._game_copy())
+        budget = EVAL_TIME if self.max_time is None else min(EVAL_TIME, self.max_time)
+        color = pos.side
+
+        def done(job: SearchJob) -> None:
+            self.post(lambda: self._eval_done(job, ply, color, budget))
+
+        self._eval_job = analyst.start("evaluate", Limits(deadline=time.monotonic() + budget),
+                                       on_done=done)
+        if self.on_search is not None:
+            self.on_search(self._eval_job)
+
+    def _eval_done(self, job: SearchJob, ply: int, color: Color, budget: float) -> None:
+        if self._closed or job is not self._eval_job or job.cancelled:
+            return
+        self._eval_job = None
+        r = job.result
+        if r is not None and r.moves and len(self.session.game.moves) >= ply:
+            entry = self._note_value(ply, color, r, budget, "evaluate")
+            self._write({"type": "eval", "color": web.color_name(color), **entry})
+        self._analyst_next()
+
+    def _stop_eval(self) -> None:
+        if self._eval_job is not None:
+            self._eval_job = None
+            if self._analyst is not None:
+                self._analyst.stop()
+
+    def _suspend_analysis(self) -> None:
+        """Stop the whole-game analysis's search for now (a hint needs the analyst); it goes
+        on from the same move afterwards."""
+        if self._analysis_job is not None:
+            self._analysis_job = None
+            if self._analyst is not None:
+                self._analyst.stop()
+
+    # --- the whole-game analysis ---------------------------------------------------------
     def _start_analysis(self, budget: float) -> list[Message]:
         """Analyse the game as it stands, ``budget`` seconds per position; the reply."""
         game = self.session.game
         self._stop_analysis()
-        if self._analyst is None:
-            try:
-                spec = self.session.admit(ANALYSIS_AGENT)
-            except AgentSpecError:
-                spec = self.session.agent_spec
-            opts = replace(self.session.options, agent=spec, warmup=False)
-            self._analyst = Session(opts, self.session.output)
+        self._stop_eval()
+        analyst = self._analyst_session()
         moves = list(game.moves)
         self._analysis = (game.start, moves)
+        self._analysis_at = (0, budget)
         self.post(lambda: self._analyse(0, budget))
         return [{"type": "analysis", "moves": [], "done": False, "total": len(moves),
-                 "agent": self._analyst.agent_spec, "time": budget}]
+                 "agent": analyst.agent_spec, "time": budget}]
 
     def _stop_analysis(self) -> None:
         self._analysis = None
-        self._analysis_job = None
-        if self._analyst is not None:
-            self._analyst.stop()
+        if self._analysis_job is not None:
+            self._analysis_job = None
+            if self._analyst is not None:
+                self._analyst.stop()
 
     def _close_analysis(self) -> None:
         self._stop_analysis()
+        self._eval_job = None
         if self._analyst is not None:
             self._analyst.close()
             self._analyst = None
@@ -95,8 +251,11 @@ class AnalysisMixin:
         if self._closed or self.detached or self._analysis is None:
             return
         self._check_analysis()   # the game was replaced: the rest would be void
-        if self._analysis is None:
+        if self._analysis is None or self._analysis_job is not None:
             return
+        self._analysis_at = (k, budget)
+        if self._hinting():
+            return   # the hint first; _analyst_next goes on from here after it
         start, moves = self._analysis
         trivial: list[Message] = []
         game = Game.from_moves(moves[:k], start=start)
@@ -112,14 +271,16 @@ class AnalysisMixin:
                                 "after": None})
             game.play(moves[k])
             k += 1
+        self._analysis_at = (k, budget)
         if trivial:
             self._write({"type": "analysis", "moves": trivial, "done": False})
         if k == len(moves):
             self._analysis = None
             self._write({"type": "analysis", "moves": [], "done": True})
+            self._analyst_next()
             return
-        analyst = self._analyst
-        assert analyst is not None
+        self._stop_eval()
+        analyst = self._analyst_session()
         analyst.set_game(game)
         color = game.position.side
 
@@ -150,6 +311,9 @@ class AnalysisMixin:
         value = None if played is None else round(played.eval, 1)
         loss = (None if played is None or best is None
                 else round(max(0.0, best.eval - played.eval), 1))
+        if best is not None and self._analysis[0] == self.session.game.start \
+                and self.session.game.moves[:k] == self._analysis[1][:k]:
+            self._note_value(k, color, r, budget, "analysis")
         self._write({"type": "analysis", "done": False, "moves": [{
             "ply": k, "color": web.color_name(color), "move": square_name(move),
             "best": None if best is None else square_name(best.move),
@@ -159,4 +323,5 @@ class AnalysisMixin:
         self._analyse(k + 1, budget)
 
 
-__all__ = ["ANALYSIS_AGENT", "ANALYSIS_TIME", "AnalysisMixin"]
+__all__ = ["ANALYSIS_TIME", "ANALYST_FAMILIES", "ANALYST_PRESET", "AnalysisMixin", "EVAL_TIME",
+           "analyst_spec", "effort"]
