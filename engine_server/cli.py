@@ -160,6 +160,7 @@ _FLAG_KEYS: list[tuple[str, str, str, Any]] = [
 
 def effective_config(args: argparse.Namespace) -> Config:
     """Defaults, then the file, then the flags given; ConfigError names what is wrong."""
+    from .agents import AgentSpecError
     from .config import ConfigError, default_path, load
 
     cfg = load(args.config if args.config is not None else default_path())
@@ -167,6 +168,11 @@ def effective_config(args: argparse.Namespace) -> Config:
         value = getattr(args, flag)
         if value is not None:
             getattr(cfg, table)[key] = value if stored is None else stored
+    if args.agent is not None:
+        try:
+            cfg.resolve(args.agent)
+        except AgentSpecError as e:
+            raise ConfigError(f"--agent: {e}") from None
     if cfg.engine["move_time"] is not None and not cfg.engine["move_time"] > 0:
         raise ConfigError("--move-time must be > 0")
     if not str(cfg.engine["name"]).isalnum():
@@ -179,17 +185,36 @@ def effective_config(args: argparse.Namespace) -> Config:
     return cfg
 
 
+# Where a preset or agent name is used, for --list-agents.
+NAME_USES = (
+    ("--agent NAME", "the engine's and the web page's default agent on the command line "
+                     "(othello-engine, othello-web, othello-botzone; [engine] agent in the "
+                     "configuration file)"),
+    ("othello-agent NAME", "a GTP command: GoGui, Quarry or othello-remote switch agents "
+                           "in a running session"),
+    ("NBoard", "no command names an agent: give --agent NAME in the engine's Command field; "
+               "with a [levels] table, set depth N (the GUI's level) picks that level's preset"),
+    ("web page", "the opponent menus list the presets and families that [remote] allows"),
+    ("agent:NAME", "a player of othello-match"),
+    ("export --agent NAME", "othello-cs303 export: the alpha-beta family (ab, best) and its "
+                            "presets"),
+)
+
+
 def _list_agents(cfg: Config) -> str:
     from .agents import describe_agents
 
     width = max(len(n) for n in cfg.presets)
-    lines = ["presets (othello-agent NAME, --agent NAME; "
-             f"{cfg.source or 'built-in'}):"]
+    lines = ["A NAME is a preset or an agent spec family[:key=value,...]; letter case does not "
+             "matter. Where names go:"]
+    use_width = max(len(u) for u, _ in NAME_USES)
+    lines += [f"  {u:<{use_width}}  {what}" for u, what in NAME_USES]
+    lines += ["", f"presets ({cfg.source or 'built-in'}):"]
     lines += [f"  {n:<{width}}  {s}" for n, s in cfg.presets.items()]
     if cfg.levels:
         lines.append("NBoard levels (set depth N -> preset):")
         lines += [f"  {lv:>2}+  {n}" for lv, n in sorted(cfg.levels.items())]
-    lines += ["", "agent families (othello-agent name[:key=value,...]):", describe_agents()]
+    lines += ["", "agent families (a spec: family[:key=value,...]):", describe_agents()]
     return "\n".join(lines)
 
 
@@ -201,11 +226,12 @@ def web_main(argv: list[str] | None = None) -> int:
 def main(argv: list[str] | None = None, web: bool = False) -> int:
     from .config import ConfigError, dumps
 
+    prog = "othello-web" if web else "othello-engine"
     args = _parser(web).parse_args(argv)
     try:
         cfg = effective_config(args)
     except ConfigError as e:
-        print(f"othello-engine: {e}", file=sys.stderr)
+        print(f"{prog}: {e}", file=sys.stderr)
         return 2
     configure_logging(cfg.log["level"], cfg.log["file"])
     if args.print_config:

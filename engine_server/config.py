@@ -24,6 +24,8 @@ from engine_server.agents.policy import (
     AgentPolicy,
     Catalog,
     check_presets,
+    find_preset,
+    parse_named,
 )
 from engine_server.agents.registry import AGENTS
 
@@ -139,10 +141,9 @@ class Config:
         return Catalog(presets=dict(self.presets), levels=dict(self.levels))
 
     def resolve(self, name_or_spec: str) -> str:
-        """The spec for a preset name (or the spec itself), checked by the registry."""
-        spec = self.presets.get(name_or_spec.strip(), name_or_spec.strip())
-        parse_spec(spec)
-        return spec
+        """The spec for a preset name, letter case aside (or the spec itself), checked by the
+        registry; an unknown name is an AgentSpecError listing the presets and families."""
+        return parse_named(name_or_spec, self.presets)[0]
 
     def validate(self) -> None:
         """What no single key can check: presets, levels and the default agent together."""
@@ -152,11 +153,16 @@ class Config:
         except AgentSpecError as e:
             raise ConfigError(f"{where}: [presets] {e}") from None
         for level, name in self.levels.items():
-            if name not in self.presets:
+            if find_preset(name, self.presets) is None:
                 raise ConfigError(f"{where}: [levels] {level} names {name!r}, which is not a "
                                   f"preset; presets: {', '.join(sorted(self.presets))}")
+        try:
+            self.resolve(self.engine["agent"])
+        except AgentSpecError as e:
+            raise ConfigError(f"{where}: [engine] agent: {e}") from None
         for kind, limits in (("limits", self.limits), ("remote", self.remote)):
-            unknown = [a for a in limits.agents if a not in AGENTS and a not in self.presets]
+            unknown = [a for a in limits.agents
+                       if a.lower() not in AGENTS and find_preset(a, self.presets) is None]
             if unknown:
                 raise ConfigError(f"{where}: [{kind}] agents names {unknown[0]!r}, neither an "
                                   f"agent family nor a preset")
@@ -257,9 +263,9 @@ def loads(text: str, source: Path | str = "<config>") -> Config:
                 target[key] = value
             else:
                 setattr(target, key, value)
-    if cfg.engine["agent"] not in cfg.presets:
+    if "agent" in data.get("engine", {}):
         try:
-            parse_spec(cfg.engine["agent"])
+            cfg.resolve(cfg.engine["agent"])
         except AgentSpecError as e:
             raise _err(source, text, "engine", "agent", f"[engine] agent: {e}") from None
     cfg.validate()

@@ -216,3 +216,40 @@ def test_precompile_is_quiet_on_stderr():
                        capture_output=True, text=True, env=ENV, cwd=REPO, timeout=600)
     assert r.returncode == 0, r.stderr
     assert r.stderr == "" and r.stdout == ""
+
+
+def test_each_command_names_itself_and_lists_presets_for_an_unknown_agent(capsys, tmp_path):
+    from clients.cs303.cli import main as cs303_main
+    from engine_server.cli import main, web_main
+
+    for entry, prog in ((main, "othello-engine"), (web_main, "othello-web")):
+        assert entry(["--agent", "nosuch"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"{prog}: --agent: unknown agent 'nosuch'"), err
+        assert "presets: beginner, easy, medium" in err and "agent families: random" in err
+        assert "refused" not in err
+    assert cs303_main(["export", "--agent", "nosuch", "-o", str(tmp_path / "p.py")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("othello-cs303: --agent: unknown agent 'nosuch'") and "medium" in err
+    assert not (tmp_path / "p.py").exists()
+    # a preset of the exportable family, in any letter case
+    assert cs303_main(["export", "--agent", "Medium", "-o", str(tmp_path / "m.py")]) == 0
+    assert "depth cap 6" in capsys.readouterr().out
+
+
+def test_an_agent_name_in_another_letter_case_starts_the_engine():
+    r = subprocess.run([sys.executable, "-m", "engine_server", "--agent", "Medium",
+                        "--no-warmup"], input="othello-agent\nquit\n", capture_output=True,
+                       text=True, env=ENV, cwd=REPO, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("= ab:depth=6,threads=1\n"), r.stderr
+
+
+def test_list_agents_says_where_names_are_used():
+    r = _run("-m", "engine_server", "--list-agents")
+    head = r.stdout.split("presets (")[0]
+    assert "letter case does not matter" in head
+    for use in ("--agent NAME", "othello-agent NAME", "NBoard", "set depth N", "web page",
+                "agent:NAME", "othello-cs303 export"):
+        assert use in head, use
+    # the GTP command is named as one, not as a shell command beside --agent
+    assert "othello-agent NAME, --agent NAME" not in r.stdout

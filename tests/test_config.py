@@ -272,3 +272,35 @@ def test_a_local_engine_may_start_with_its_own_weights_but_a_zmq_server_may_not(
     with pytest.raises(ConfigError, match="refused by \\[remote\\].*weights"):
         loads(f"[engine]\nagent = \"{spec}\"\n[zmq]\nendpoint = \"tcp://127.0.0.1:5555\"\n")
     assert loads(f"[engine]\nagent = \"{spec}\"\n").engine["agent"] == spec
+
+
+# --- names you can guess ------------------------------------------------------------------
+def test_preset_and_family_names_ignore_letter_case():
+    open_policy = AgentPolicy()
+    assert open_policy.admit("Medium", BUILTIN_PRESETS) == BUILTIN_PRESETS["medium"]
+    assert open_policy.admit("STRONG", BUILTIN_PRESETS) == "best"
+    assert open_policy.admit("UCT:c=1", BUILTIN_PRESETS) == "uct:c=1"
+    assert AgentPolicy(agents=("Strong",)).admit("strong", BUILTIN_PRESETS) == "best"
+    assert AgentPolicy(presets_only=True).admit("Easy", BUILTIN_PRESETS) == "ab:depth=2,threads=1"
+    assert resolve_agent("Seed002-OCBA") == BUILTIN_PRESETS["seed002-ocba"]
+    assert PlayerSpec.parse("agent:Medium").target == BUILTIN_PRESETS["medium"]
+    cfg = loads('[engine]\nagent = "Club"\n[presets]\nclub = "ab:depth=4"\n'
+                '[levels]\n3 = "CLUB"\n[limits]\nagents = ["Club", "UCT"]\n')
+    assert cfg.resolve(cfg.engine["agent"]) == "ab:depth=4"
+    with pytest.raises(ConfigError, match="'Fast' and 'fast' differ only in letter case"):
+        loads('[presets]\nFast = "ab:depth=2"\nfast = "ab:depth=3"\n')
+
+
+def test_an_unknown_name_lists_the_presets_and_the_agent_families():
+    with pytest.raises(AgentSpecError) as e:
+        AgentPolicy().admit("nosuch", BUILTIN_PRESETS)
+    msg = str(e.value)
+    assert msg.startswith("unknown agent 'nosuch'")
+    assert "presets: beginner, easy, medium, strong" in msg
+    assert "agent families: random, pseudo-random" in msg and "best" in msg
+    with pytest.raises(AgentSpecError, match="'medium' is a preset and takes no parameters"):
+        resolve_agent("medium:depth=3")
+    with pytest.raises(ConfigError) as c:
+        loads('[engine]\nagent = "nosuch"\n', "club.toml")
+    assert str(c.value).startswith("club.toml:2: [engine] agent: unknown agent 'nosuch'")
+    assert "refused" not in str(c.value) and "presets: " in str(c.value)

@@ -46,7 +46,8 @@ def _parser() -> argparse.ArgumentParser:
                                       "only, Python 3.7)")
     e.add_argument("--agent", default="best",
                    help="agent spec of the alpha-beta family: ab or best, with depth=, "
-                        "root_solve= (exact from N empties), weights= (default: best)")
+                        "root_solve= (exact from N empties), weights= (default: best), or a "
+                        "preset of that family (medium, strong)")
     e.add_argument("-o", "--output", type=Path, required=True, metavar="FILE",
                    help="the .py file to write (the course wants it named after your id)")
     e.add_argument("--rules", default="reversed", choices=["reversed", "standard"],
@@ -106,8 +107,16 @@ def _export(args: argparse.Namespace) -> int:
     if not 0.1 <= args.share < 1.0:
         print("othello-cs303: --share must be in [0.1, 1)", file=sys.stderr)
         return 2
+    from engine_server.agents import AgentSpecError
+    from engine_server.config import ConfigError, resolve_agent
+
     try:
-        settings = parse_agent(args.agent, args.rules)
+        spec = resolve_agent(args.agent)  # a preset name (any letter case) or a spec
+    except (AgentSpecError, ConfigError) as e:
+        print(f"othello-cs303: --agent: {e}", file=sys.stderr)
+        return 2
+    try:
+        settings = parse_agent(spec, args.rules)
         settings.share = args.share
         settings.step = args.weight_step
         size = write_cs303(settings, args.output)

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from engine_server.eval.net import default_net_path, net_memory_mib
 
-from .base import AgentSpecError
+from .base import AgentInfo, AgentSpecError
 from .registry import AGENTS, parse_spec
 
 # The seed agents at the settings of their papers, and strength levels of our own.
@@ -119,16 +119,65 @@ def spec_cost(spec: str) -> AgentCost:
     return cost_of(info.name, params)
 
 
+def find_preset(name: str, presets: Mapping[str, str]) -> str | None:
+    """The preset ``name`` means, letter case aside (``Medium`` is ``medium``), or None."""
+    text = name.strip()
+    if text in presets:
+        return text
+    folded = text.casefold()
+    for preset in presets:
+        if preset.casefold() == folded:
+            return preset
+    return None
+
+
 def resolve(name_or_spec: str, presets: Mapping[str, str]) -> str:
-    """The spec a preset name stands for, or the text itself when it is not a preset."""
+    """The spec a preset name stands for (letter case aside), or the text itself when it is
+    not a preset."""
     text = name_or_spec.strip()
-    return presets.get(text, text)
+    preset = find_preset(text, presets)
+    return presets[preset] if preset is not None else text
+
+
+def unknown_agent(text: str, presets: Mapping[str, str]) -> AgentSpecError:
+    """The error for a name that is neither a preset nor an agent family: it lists both."""
+    text = text.strip()
+    name, colon, _ = text.partition(":")
+    name = name.strip()
+    listing = (f"presets: {', '.join(presets) or '(none)'}; agent families: "
+               f"{', '.join(AGENTS)} (othello-engine --list-agents describes them)")
+    preset = find_preset(name, presets)
+    if colon and preset is not None:
+        return AgentSpecError(f"{name!r} is a preset and takes no parameters: write the spec "
+                              f"it stands for ({presets[preset]}) with yours instead")
+    what = "agent family" if colon else "agent"
+    return AgentSpecError(f"unknown {what} {name!r}: neither a preset nor an agent family; "
+                          + listing)
+
+
+def parse_named(name_or_spec: str, presets: Mapping[str, str]
+                ) -> tuple[str, AgentInfo, dict[str, Any]]:
+    """The spec of a preset name or spec, with what ``parse_spec`` makes of it; an unknown
+    name is an ``AgentSpecError`` that lists the presets and the agent families."""
+    spec = resolve(name_or_spec, presets)
+    if spec.partition(":")[0].strip().lower() not in AGENTS:
+        raise unknown_agent(spec, presets)
+    info, params = parse_spec(spec)
+    base, colon, rest = spec.partition(":")
+    if base.strip() != info.name:  # ``UCT:c=1`` runs as ``uct:c=1``
+        spec = info.name + colon + rest
+    return spec, info, params
 
 
 def check_presets(presets: Mapping[str, str]) -> None:
     """Every preset names a valid spec and no agent family (a preset called ``uct`` would
     make ``uct`` mean two things)."""
+    seen: dict[str, str] = {}
     for name, spec in presets.items():
+        other = seen.setdefault(name.casefold(), name)
+        if other != name:
+            raise AgentSpecError(f"presets {other!r} and {name!r} differ only in letter case "
+                                 "(names are matched without case)")
         if name.lower() in AGENTS:
             raise AgentSpecError(f"preset {name!r} has the name of an agent family")
         if not name or any(c in name for c in ":,= "):
@@ -154,13 +203,14 @@ class AgentPolicy:
         """The spec to run for a requested preset name or spec, fitted to the limits; an
         ``AgentSpecError`` names what is not allowed."""
         text = name_or_spec.strip()
-        is_preset = text in presets
+        preset = find_preset(text, presets)
+        is_preset = preset is not None
         if self.presets_only and not is_preset:
             raise AgentSpecError(
                 f"only presets may be chosen here: {', '.join(sorted(presets)) or '(none)'}")
-        spec = resolve(text, presets)
-        info, params = parse_spec(spec)
-        if self.agents and info.name not in self.agents and text not in self.agents:
+        spec, info, params = parse_named(text, presets)
+        allowed = {a.casefold() for a in self.agents}
+        if allowed and info.name not in allowed and (preset or text).casefold() not in allowed:
             raise AgentSpecError(f"agent {info.name!r} is not allowed here; allowed: "
                                  f"{', '.join(self.agents)}")
         explicit = set() if is_preset else _spec_keys(spec)
@@ -249,5 +299,5 @@ class Catalog:
 
 
 __all__ = ["AB_ENTRY_BYTES", "AgentCost", "AgentPolicy", "BUILTIN_PRESETS", "Catalog",
-           "OPEN_POLICY", "ROOT_SOLVER_MIB", "check_presets", "cost_of", "resolve",
-           "spec_cost"]
+           "OPEN_POLICY", "ROOT_SOLVER_MIB", "check_presets", "cost_of", "find_preset",
+           "parse_named", "resolve", "spec_cost", "unknown_agent"]
