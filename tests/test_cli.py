@@ -226,7 +226,7 @@ def test_each_command_names_itself_and_lists_presets_for_an_unknown_agent(capsys
         assert entry(["--agent", "nosuch"]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"{prog}: --agent: unknown agent 'nosuch'"), err
-        assert "presets: beginner, easy, medium" in err and "agent families: random" in err
+        assert "presets: beginner, easy" in err and "agent families: random" in err
         assert "refused" not in err
     assert cs303_main(["export", "--agent", "nosuch", "-o", str(tmp_path / "p.py")]) == 2
     err = capsys.readouterr().err
