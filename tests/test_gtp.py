@@ -319,3 +319,18 @@ def test_gogui_rules_commands_describe_the_game_as_gogui_reads_them(gtp):
     gtp.send("othello-setboard " + "X" * 63 + "O X")    # full board: over
     assert gtp.send("gogui-rules_legal_moves") == ["= ", ""]
     assert gtp.send("gogui-rules_final_result") == ["= Black wins 63-1.", ""]
+
+
+def test_at_the_end_of_input_genmoves_are_answered_and_an_analysis_is_closed():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    p = subprocess.run([sys.executable, "-m", "engine_server", "--no-warmup", "--agent",
+                        "uct:iterations=300"], input="genmove b\ngenmove w\nlz-analyze 10\n",
+                       capture_output=True, text=True, timeout=120,
+                       cwd=Path(__file__).resolve().parent.parent)
+    assert p.returncode == 0, p.stderr
+    blocks = p.stdout.split("\n\n")
+    assert [b.split(" ")[0] for b in blocks[:3]] == ["=", "=", "="], p.stdout
+    assert p.stdout.endswith("\n\n")  # the analysis's response ends with its blank line

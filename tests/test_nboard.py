@@ -200,3 +200,60 @@ def test_a_selective_search_reports_its_depth_and_confidence():
         assert "8@93%" in tokens
     finally:
         h.close()
+
+
+# --- the end of input -----------------------------------------------------------------------
+def _engine(*args: str) -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "engine_server", *args]
+
+
+def _pipe(text: str, *args: str):
+    import subprocess
+    from pathlib import Path
+
+    return subprocess.run(_engine("--no-warmup", "--agent", "uct:iterations=300", *args),
+                          input=text, capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parent.parent)
+
+
+def test_at_the_end_of_input_every_request_is_answered_before_the_engine_exits():
+    p = _pipe("nboard 2\nset depth 4\ngo\n")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == "set myname OthelloPy"
+    assert re.fullmatch(r"=== (D3|C4|F5|E6)/-?[\d.]+/[\d.]+", _moves_of(lines, "===")[0]), lines
+    # a hint owes its search lines and the status that ends them; a go then its move
+    p = _pipe("nboard 2\nset depth 2\nhint 2\ngo\nhint 1\n")
+    lines = p.stdout.splitlines()
+    assert p.returncode == 0 and len(_moves_of(lines, "=== ")) == 1, lines
+    assert _moves_of(lines, "search ") and lines[-1] == "status", lines
+    # a ping still stops the search before it: nothing of that go follows the pong
+    p = _pipe("nboard 2\nset depth 4\ngo\nping 1\n")
+    lines = p.stdout.splitlines()
+    assert p.returncode == 0 and "pong 1" in lines, lines
+    assert not _moves_of(lines[lines.index("pong 1"):], "===")
+
+
+def test_sigterm_ends_the_wait_at_the_end_of_input():
+    import signal
+    import subprocess
+    from pathlib import Path
+
+    proc = subprocess.Popen(_engine("--no-warmup", "--agent", "uct:iterations=100000000"),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parent.parent)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write("nboard 2\nset depth 60\nping 1\nhint 4\n")
+    proc.stdin.close()  # the hint would run for minutes
+    assert proc.stdout.readline() == "set myname OthelloPy\n"
+    assert proc.stdout.readline() == "pong 1\n"
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(60) == 0
+    assert time.monotonic() - t0 < SLACK
+    proc.stdout.close()
+    proc.stderr.close()  # type: ignore[union-attr]

@@ -11,6 +11,7 @@ protocol's I/O-free handler, and a bug in a handler is logged without ending the
 from __future__ import annotations
 
 import queue
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -38,6 +39,11 @@ class Request:
     # controller answers this message in its protocol's error form instead of handling the
     # line, in order with the session's other answers.
     refusal: str | None = None
+    # Set by a transport whose input has ended (a closed stdin): the controller lets the
+    # commands already given finish their answers (:meth:`Controller.end_of_input`), then
+    # ends the session.  ``None`` in the inbox ends it at once instead (a signal, a closed
+    # ZeroMQ session).
+    end_of_input: bool = False
 
 
 def interrupts(text: str) -> bool:
@@ -54,11 +60,30 @@ class Controller:
         self.protocol = protocol
         self.handler: LineHandler | None = (None if protocol == "auto"
                                             else make_handler(protocol, session))
+        self._stopping = threading.Event()
+
+    def stop_now(self) -> None:
+        """End the session promptly (SIGTERM, a closed output): the running search returns its
+        best so far, and no further queued line is handled.  Thread-safe."""
+        self._stopping.set()
+        self.session.interrupt()
+
+    def end_of_input(self, poll: float | None = None) -> None:
+        """The input has ended: wait until the commands already handled have written what they
+        owe (NBoard's ``go`` its ``===`` line, a ``hint`` its last round; a GTP analysis is
+        closed with its blank line), unless :meth:`stop_now` is called meanwhile.  Pondering
+        owes nothing and ends with the session."""
+        finish = getattr(self.handler, "end_of_input", None)
+        if finish is not None:
+            finish(self._stopping, 0.1 if poll is None else min(poll, 0.1))
 
     def arrived(self, text: str) -> None:
         """Called by the transport's reading thread as soon as ``text`` arrives."""
         if interrupts(text):
             self.session.interrupt()
+        early = getattr(self.handler, "arrived", None)
+        if early is not None:
+            early(text)  # NBoard's ping: stop the running request now
 
     def refuse(self, message: str) -> None:
         """Answer a line the transport refused, in the session's protocol
@@ -83,16 +108,20 @@ class Controller:
     def run(self, inbox: queue.Queue[Request | None],
             before: Callable[[Request], None] | None = None,
             poll: float | None = None) -> None:
-        """Handle requests until ``None`` or ``quit``, then close the session.  ``before`` runs
-        for each request ahead of its handling (the transport's bookkeeping); ``poll`` bounds
-        each wait, for a main thread that must also run signal handlers."""
+        """Handle requests until ``None``, ``quit`` or the end of input, then close the
+        session.  ``before`` runs for each request ahead of its handling (the transport's
+        bookkeeping); ``poll`` bounds each wait, for a main thread that must also run signal
+        handlers."""
         try:
-            while True:
+            while not self._stopping.is_set():
                 try:
                     item = inbox.get(timeout=poll)
                 except queue.Empty:
                     continue
-                if item is None:
+                if item is None or self._stopping.is_set():
+                    break
+                if item.end_of_input:
+                    self.end_of_input(poll)
                     break
                 if before is not None:
                     before(item)

@@ -9,6 +9,7 @@ inserts the pass.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable
 
@@ -123,6 +124,15 @@ class GtpHandler:
         if reply.then is not None:
             reply.then()
         return not reply.quit
+
+    def end_of_input(self, stopping: threading.Event, poll: float = 0.1) -> None:
+        """No more input.  Every command but an analysis has answered by now (GTP answers in
+        order, ``genmove`` included); an analysis, which runs until the next line, is ended
+        and its response closed with the blank line."""
+        if self._analysis is not None:
+            self.session.stop()
+            self._analysis = None
+            self.out.write("")
 
     def _respond(self, cid: str, ok: bool, text: str) -> None:
         self.out.write(*gtp.response_lines(cid, ok, text))

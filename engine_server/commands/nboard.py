@@ -1,13 +1,17 @@
 """NBoard v2 (docs/reference/protocols.md section 1): line in, lines out through the session.
 
-The handler never blocks on a search: ``go``, ``hint`` and ``analyze`` run on the session's
-worker, and ``ping`` stops them (their pending output is cancelled) before answering ``pong``.
-Unknown lines are ignored silently, as the protocol requires; input that is understood but wrong
-(a malformed game, an illegal move) is answered with a ``status`` line and changes nothing.
+``go``, ``hint`` and ``analyze`` run on the session's worker, so that ``ping`` is answered while
+they run: ``ping`` stops them the moment it arrives (their pending output is cancelled) and
+answers ``pong``.  Any other command waits for the running request's answer, as engines that
+read one command at a time do: commands are answered in the order given, also when the input
+ends right after them.  Unknown lines are ignored silently, as the protocol requires; input that
+is understood but wrong (a malformed game, an illegal move) is answered with a ``status`` line
+and changes nothing.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable
 
@@ -48,6 +52,9 @@ class NBoardHandler:
         self.times: list[float | None] = []     # seconds used per move, aligned with the game
         self.tc: ggf.TimeControl | None = None
         self.hint_interval = hint_interval
+        # Set once the request now running (go, hint, analyze) has written its answer.
+        self._answered = threading.Event()
+        self._answered.set()
 
     # --- dispatch ---------------------------------------------------------------------------
     def handle_line(self, raw: str, received: float | None = None) -> bool:
@@ -58,6 +65,10 @@ class NBoardHandler:
             return True
         word, _, rest = line.partition(" ")
         rest = rest.strip()
+        if word not in ("ping", "quit"):
+            # Commands are answered in order: a go or hint still running finishes first (a
+            # ping stops it as it arrives, see ``arrived``; quit ends everything).
+            self._await_answer()
         command = self.commands.get(word)
         if command is None:
             if len(word) == 2 and not rest:  # protocol v1 bare move ("F5")
@@ -75,6 +86,42 @@ class NBoardHandler:
 
     def _status(self, text: str = "") -> None:
         self.out.write(nb.status_line(text))
+
+    def _owe(self) -> threading.Event:
+        """A new request that answers later: the event its answer sets."""
+        self._answered = threading.Event()
+        return self._answered
+
+    def _await_answer(self, stopping: threading.Event | None = None, poll: float = 0.05
+                      ) -> None:
+        """Wait until the request now running (go, hint, analyze) has written its answer, it
+        ended without one (a ping cancelled it), or ``stopping`` is set.  Pondering after a
+        ``go`` owes nothing and is not waited for."""
+        job = self.session.current_job
+        if job is None:
+            return
+        answered = self._answered
+        while not (answered.wait(poll) or job.done()
+                   or (stopping is not None and stopping.is_set())):
+            pass
+
+    def arrived(self, raw: str) -> None:
+        """Called by the transport's reading thread the moment a line arrives: a ``ping`` stops
+        the running request at once and cancels what it would still write (NBoard: "stop
+        thinking, then reply pong"), so that it does not wait behind that request."""
+        if clean_line(raw).partition(" ")[0] != "ping":
+            return
+        job = self.session.current_job
+        if job is not None:
+            with self.out.lock:
+                job.cancelled = True
+            job.stop.set()
+
+    def end_of_input(self, stopping: threading.Event, poll: float = 0.1) -> None:
+        """No more input: wait for the running request's answer (``go``'s ``===`` line, the
+        last round of a ``hint``, ``analyze``'s lines), or for ``stopping``.  A request that a
+        ``ping`` stopped owes nothing, as the protocol says."""
+        self._await_answer(stopping, poll)
 
     # --- commands ---------------------------------------------------------------------------
     @commands("quit")
@@ -182,11 +229,14 @@ class NBoardHandler:
         def report(job: SearchJob, result: SearchResult) -> None:
             self.out.write_for(job, *self._search_lines(result, n))
 
+        answered = self._owe()
+
         def done(job: SearchJob) -> None:
             if job.result is not None:
                 self.out.write_for(job, *self._search_lines(job.result, n),
                                    nb.nodestats_line(job.result.nodes, job.result.elapsed),
                                    nb.status_line())
+            answered.set()
 
         self.session.start("hint", limits, on_done=done, on_progress=report,
                            progress_interval=self.hint_interval)
@@ -233,18 +283,22 @@ class NBoardHandler:
         if budget is not None:
             limits.deadline = received + budget
         self._status("thinking")
+        answered = self._owe()
 
         def done(job: SearchJob) -> None:
-            r = job.result
-            if r is None or r.best_move is None:
-                self.out.write_for(job, nb.status_line(f"search failed: {job.error}"))
-                return
-            elapsed = time.monotonic() - received
-            wrote = self.out.write_for(
-                job, nb.nodestats_line(r.nodes, r.elapsed),
-                nb.move_line(r.best_move, r.eval, elapsed), nb.status_line())
-            if wrote:
-                log.info("move", move=move_text(r.best_move), **r.summary())
+            try:
+                r = job.result
+                if r is None or r.best_move is None:
+                    self.out.write_for(job, nb.status_line(f"search failed: {job.error}"))
+                    return
+                elapsed = time.monotonic() - received
+                wrote = self.out.write_for(
+                    job, nb.nodestats_line(r.nodes, r.elapsed),
+                    nb.move_line(r.best_move, r.eval, elapsed), nb.status_line())
+                if wrote:
+                    log.info("move", move=move_text(r.best_move), **r.summary())
+            finally:
+                answered.set()  # before any pondering, which owes nothing
 
         self.session.start("go", limits, on_done=done, then_ponder=True, record=True)
 
@@ -273,11 +327,15 @@ class NBoardHandler:
         positions = self.session.game.positions()
         agent = make_agent(self.session.agent_spec, seed=self.session.options.seed)
         out = self.out
+        answered = self._owe()
 
         def run(job: SearchJob) -> None:
             # the solves use the cores the agent may use (``threads``)
-            analyze_game(positions, agent, RootSolver(threads=agent.threads), job.stop,
-                         lambda k, ev: out.write_for(job, nb.analysis_line(k, ev)))
+            try:
+                analyze_game(positions, agent, RootSolver(threads=agent.threads), job.stop,
+                             lambda k, ev: out.write_for(job, nb.analysis_line(k, ev)))
+            finally:
+                answered.set()
 
         self.session.run_task("analyze", run)
 

@@ -1,10 +1,12 @@
 """The stdin/stdout transport: a reader thread, the controller loop, clean exits.
 
 The reader thread only reads and queues lines (with their arrival time, from which deadlines are
-measured); it also makes a running search return at once when ``quit`` or end of input arrives,
-so that a blocked ``genmove`` cannot keep the process alive.  The controller (main thread) owns
-the protocol handler and the session.  stdout carries protocol lines only, each flushed; any
-stray ``print`` from library code is redirected to stderr.
+measured); it also makes a running search return at once when ``quit`` arrives, so that a
+blocked ``genmove`` cannot keep the process alive.  At the end of input every command given is
+still answered (``printf 'nboard 2\ngo\n' | othello-engine`` prints its ``===`` line), then the
+process exits; SIGTERM, SIGHUP and a closed stdout end it at once.  The controller (main
+thread) owns the protocol handler and the session.  stdout carries protocol lines only, each
+flushed; any stray ``print`` from library code is redirected to stderr.
 """
 
 from __future__ import annotations
@@ -31,9 +33,18 @@ def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes]
     if stdout is None:
         sys.stdout = sys.stderr  # the protocol keeps the real stdout for itself
 
+    closed = threading.Event()
+
     def sink(line: str) -> None:
-        out_stream.write(line + "\n")
-        out_stream.flush()
+        if closed.is_set():
+            return
+        try:
+            out_stream.write(line + "\n")
+            out_stream.flush()
+        except (OSError, ValueError):  # the reader of our output is gone: nothing to answer
+            closed.set()
+            log.info("output_closed")
+            controller.stop_now()
 
     output = Output(sink)
     session = Session(options, output)
@@ -72,12 +83,12 @@ def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes]
                 lines.put(Request(text, time.monotonic()))
         except (OSError, ValueError):
             pass
-        session.interrupt()
-        lines.put(None)
+        # the lines read so far are still answered, searches included
+        lines.put(Request("", time.monotonic(), end_of_input=True))
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         log.info("signal", signum=signum)
-        session.interrupt()
+        controller.stop_now()
         lines.put(None)
 
     if threading.current_thread() is threading.main_thread():
