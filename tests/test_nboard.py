@@ -25,9 +25,14 @@ def _moves_of(lines, prefix):
     return [l for l in lines if l.startswith(prefix)]
 
 
-def test_1_silence_on_handshake_and_unknown_lines(nb):
+def test_1_silence_on_handshake_and_unknown_lines_said_in_status_lines(nb):
     assert nb.send("nboard 2") == []
-    assert nb.send("clear", "set foo 1", "xyzzy", "") == []
+    assert nb.send("clear", "", "set contempt 100", "set contempt -100") == []
+    # ignored, as the protocol says, but said: a status line is all NBoard shows of them
+    assert nb.send("set foo 1", "xyzzy", "zz") == [
+        "status not understood: 'set foo 1' (variables: depth, game, contempt)",
+        "status not understood: 'xyzzy' (ignored)", "status not understood: 'zz' (ignored)"]
+    assert nb.session.game.moves == []
 
 
 def test_2_first_hint_pong_first_then_search_lines(nb):
@@ -257,3 +262,23 @@ def test_sigterm_ends_the_wait_at_the_end_of_input():
     assert time.monotonic() - t0 < SLACK
     proc.stdout.close()
     proc.stderr.close()  # type: ignore[union-attr]
+
+
+def test_malformed_lines_get_a_status_line_and_change_nothing(nb):
+    out = nb.send("set contempt x", "hint x", "ping x")
+    assert out == ["status bad contempt 'x': expected whole centi-discs",
+                   "status bad hint 'x': expected a number of moves",
+                   "status bad ping 'x': expected a number; stopped, no pong"]
+    assert nb.handler.contempt == 0 and nb.session.current_job is None
+    assert nb.send("F5") == [] and len(nb.session.game.moves) == 1  # protocol v1's bare move
+    assert nb.send("A1")[0].startswith("status illegal move 'A1'")
+
+
+def test_bad_input_writes_nothing_to_stderr_at_the_default_log_level():
+    # NBoard merges stderr into the protocol: the status line is the whole report
+    p = _pipe("nboard 2\nset game garbage(;\nset game (;GM[Othello]BO[8 x];)\nmove zz\n"
+              "xyzzy\nset foo 1\nhint x\nping x\nZ9\nping 2\n")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[-1] == "pong 2" and all(l.startswith("status ") for l in lines[:-1]), lines
+    assert len(lines) == 9

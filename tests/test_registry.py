@@ -88,11 +88,11 @@ def test_a_reply_runs_its_follow_up_after_the_response_is_written(gtp):
     assert h.handle_line("bye") is False and gtp.lines[-2:] == ["= ", ""]
 
 
-def test_nboard_dispatches_registered_words_and_ignores_the_rest():
+def test_nboard_dispatches_registered_words_and_reports_the_rest():
     h = Harness("nboard")
     try:
         assert "ping" in NBoardHandler.commands and "quit" in NBoardHandler.commands
-        assert h.send("frobnicate 3") == []
+        assert h.send("frobnicate 3") == ["status not understood: 'frobnicate 3' (ignored)"]
         assert h.send("ping 4") == ["pong 4"]
         assert h.handler.handle_line("quit") is False
     finally:

@@ -4,9 +4,11 @@
 they run: ``ping`` stops them the moment it arrives (their pending output is cancelled) and
 answers ``pong``.  Any other command waits for the running request's answer, as engines that
 read one command at a time do: commands are answered in the order given, also when the input
-ends right after them.  Unknown lines are ignored silently, as the protocol requires; input that
-is understood but wrong (a malformed game, an illegal move) is answered with a ``status`` line
-and changes nothing.
+ends right after them.  Unknown lines are ignored, as the protocol requires, but said in a
+``status`` line (which NBoard shows and never takes for an answer); input that is understood but
+wrong (a malformed game, an illegal move, a ping without a number) is answered with a ``status``
+line and changes nothing.  Nothing reaches stderr at the default log level (warning): NBoard
+merges stderr into the protocol.
 """
 
 from __future__ import annotations
@@ -35,6 +37,20 @@ HINT_INTERVAL = 0.5
 # A command gets the rest of its line and the time it arrived; it answers (if at all) through
 # the session's output, often later, from the search worker.
 NBoardCommand = Callable[["NBoardHandler", str, float], None]
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    """Input echoed in a status line: quoted, and cut when long."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _is_move_text(word: str) -> bool:
+    """``F5``, ``d3`` or ``PA``: a move as protocol v1 sent it bare."""
+    try:
+        ggf.parse_move_item(word)
+    except (ggf.GgfError, NotationError, ValueError):
+        return False
+    return True
 
 
 class NBoardHandler:
@@ -71,12 +87,11 @@ class NBoardHandler:
             self._await_answer()
         command = self.commands.get(word)
         if command is None:
-            if len(word) == 2 and not rest:  # protocol v1 bare move ("F5")
-                try:
-                    self._cmd_move(word, received)
-                except Exception:
-                    pass
-            return True  # unknown lines are ignored silently
+            if not rest and _is_move_text(word):  # protocol v1 bare move ("F5")
+                self._cmd_move(word, received)
+            else:  # ignored, but said: a status line is all NBoard shows of it
+                self._status(f"not understood: {_quote(line)} (ignored)")
+            return True
         try:
             command.func(self, rest, received)
         except Exception as e:  # a bug must not cost the GUI its engine: report, go on
@@ -137,6 +152,10 @@ class NBoardHandler:
     def _cmd_ping(self, rest: str, received: float) -> None:
         self.session.stop()
         n = rest.split()[0] if rest.split() else "0"
+        if not n.lstrip("-").isdigit():
+            # NBoard reads the number back; anything else would be an error dialog there
+            self._status(f"bad ping {_quote(rest)}: expected a number; stopped, no pong")
+            return
         self.out.write(nb.pong_line(n))
 
     @commands("set")
@@ -160,8 +179,10 @@ class NBoardHandler:
             try:
                 self.contempt = int(value)
             except ValueError:
-                pass
-        # other variables: ignored
+                self._status(f"bad contempt {value!r}: expected whole centi-discs")
+        else:  # ignored, but said
+            self._status(f"not understood: {_quote('set ' + rest)} (variables: depth, game, "
+                         "contempt)")
 
     def _apply_level(self) -> None:
         """With a level table in the configuration, ``set depth N`` chooses the preset of
@@ -189,7 +210,8 @@ class NBoardHandler:
             tc = rec.time_control()  # before anything changes: a bad TI rejects the record
         except (ggf.GgfError, NotationError, IllegalMoveError, ValueError) as e:
             self._status(f"bad game: {e}")
-            log.warning("bad_set_game", error=str(e))
+            # info, not warning: the status line said it, and NBoard reads stderr as protocol
+            log.info("bad_set_game", error=str(e))
             return
         self.session.set_game(game)
         self.times = [m.time for m in rec.moves]
@@ -215,7 +237,8 @@ class NBoardHandler:
         try:
             n = max(1, int(rest.split()[0])) if rest.split() else 1
         except ValueError:
-            n = 1
+            self._status(f"bad hint {_quote(rest)}: expected a number of moves")
+            return
         pos = self.session.position
         if pos.is_game_over():
             return
