@@ -52,6 +52,12 @@ def move_text(move: int, upper: bool = True) -> str:
     return s.upper() if upper else s
 
 
+def vertex(move: int) -> str:
+    """A move as every GTP reply writes it: ``F5`` in upper case (GoGui's and GTP's vertex
+    form; input is read in either case), ``pass`` for a pass."""
+    return "pass" if move == PASS else square_name(move).upper()
+
+
 def parse_move(text: str) -> int:
     """Move text to a square index or PASS.  Accepts ``d3``, ``D3``, ``pass``, ``PA``, ``pa``."""
     t = text.strip().lower()

@@ -175,7 +175,7 @@ def test_first_genmove_after_start_meets_its_budget():
     t1 = eng.send("genmove black")
     head = eng.read_line(WAIT)
     took = time.monotonic() - t1
-    assert head[2:] in ("d3", "c4", "f5", "e6")
+    assert head[2:] in ("D3", "C4", "F5", "E6")
     # 10^8 iterations: the move time ended the first search, while the kernels were still
     # loading in the background, and it was used.  The quiet machine's figures (ready in
     # about a second, the move at 1.0 s + tens of ms) are othello-bench timing --cold's.

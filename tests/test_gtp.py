@@ -31,15 +31,21 @@ def test_13_basics(gtp):
 def test_14_board_commands(gtp):
     assert gtp.send("list_games") == ["= Othello", ""]
     assert gtp.send("set_game Othello") == ["= ", ""]
-    assert gtp.send("boardsize 19") == ["? unacceptable size", ""]
+    assert gtp.send("boardsize 19") == ["? unacceptable size 19: Othello here is 8x8 only", ""]
     assert gtp.send("boardsize 8") == ["= ", ""]
     assert gtp.send("clear_board") == ["= ", ""]
-    assert gtp.send("undo") == ["? cannot undo", ""]
-    assert gtp.send("play black a1") == ["? illegal move", ""]
+    assert gtp.send("undo") == ["? cannot undo: no move has been played", ""]
+    assert gtp.send("play black a1") == ["? illegal move: A1 flips nothing", ""]
+    assert gtp.send("play white c4") == [
+        "? illegal move: white cannot move now: it is black's turn", ""]
+    assert gtp.send("play black pass") == [
+        "? illegal move: black cannot pass: it has a move (D3 C4 F5 E6)", ""]
     assert gtp.send("play B D3") == ["= ", ""]
-    assert gtp.send("play white d3") == ["? illegal move", ""]
-    assert gtp.send("play purple e3") == ["? invalid color", ""]
-    assert gtp.send("play white z9") == ["? invalid vertex", ""]
+    assert gtp.send("play white d3") == ["? illegal move: D3 is occupied", ""]
+    assert gtp.send("play purple e3") == ["? invalid color 'purple': black, white, b or w", ""]
+    assert gtp.send("play white z9") == ["? invalid vertex 'z9': a1..h8 or pass", ""]
+    assert gtp.send("genmove black") == [
+        "? wrong color: it is white's turn, and white has a move", ""]
     assert gtp.session.game.moves == [parse_move("d3")]
 
 
@@ -47,7 +53,7 @@ def test_15_quarry_implicit_pass(gtp):
     gtp.send("clear_board", *QUARRY)
     assert gtp.send("reg_genmove black")[0] == "= pass"
     out = gtp.send("genmove white")
-    assert out[0] in ("= e3", "= f6")
+    assert out[0] in ("= E3", "= F6")
     moves = gtp.session.game.moves
     assert moves[-2] == 64  # the inserted pass
     gtp.send("undo")  # takes back white's move and the inserted pass
@@ -57,9 +63,9 @@ def test_15_quarry_implicit_pass(gtp):
 
 def test_reg_genmove_for_the_other_colour_searches_after_the_pass_and_changes_nothing(gtp):
     gtp.send("clear_board", *QUARRY)  # black to move, and black must pass
-    assert gtp.send("reg_genmove white")[0] in ("= e3", "= f6")
+    assert gtp.send("reg_genmove white")[0] in ("= E3", "= F6")
     assert len(gtp.session.game.moves) == 8 and not gtp.handler.inserted
-    assert gtp.send("genmove white")[0] in ("= e3", "= f6")
+    assert gtp.send("genmove white")[0] in ("= E3", "= F6")
     assert gtp.session.game.moves[-2] == 64
 
 
@@ -84,7 +90,7 @@ def test_time_left_drives_genmove_budget(gtp):
     t0 = time.monotonic()
     out = gtp.send("genmove black")
     dt = time.monotonic() - t0
-    assert out[0][2:] in ("d3", "c4", "f5", "e6")
+    assert out[0][2:] in ("D3", "C4", "F5", "E6")
     # 6 s over ~32 of our moves, less the lag buffer: well under a second, more than nothing
     (job,) = gtp.jobs
     budget = job.limits.deadline - gtp.received
@@ -171,7 +177,7 @@ def test_a_finished_game_answers_pass_for_both_colours_and_shows_the_result(gtp)
     assert gtp.send("genmove white") == ["= pass", ""]
     assert gtp.send("reg_genmove white") == ["= pass", ""]
     assert gtp.send("play white pass") == ["= ", ""]  # the other engine's pass, echoed
-    assert gtp.send("play black c4") == ["? illegal move", ""]
+    assert gtp.send("play black c4") == ["? illegal move: the game is over", ""]
     assert gtp.session.game.moves == [parse_move(m) for m in SHORT_GAME]  # nothing played
     board = gtp.send("showboard")
     assert "game over" in board[-2] and "to move" not in board[-2]
@@ -243,7 +249,7 @@ def test_tree_is_kept_between_genmove_and_play(gtp):
 def test_genmove_is_recorded_and_reg_genmove_is_not(gtp):
     reply = gtp.send("genmove black")[0][2:]
     first = gtp.session.last_result
-    assert first is not None and first.best_name == reply
+    assert first is not None and first.best_name.upper() == reply
     gtp.send("reg_genmove white")
     assert gtp.session.last_result is first
 
@@ -334,3 +340,21 @@ def test_at_the_end_of_input_genmoves_are_answered_and_an_analysis_is_closed():
     blocks = p.stdout.split("\n\n")
     assert [b.split(" ")[0] for b in blocks[:3]] == ["=", "=", "="], p.stdout
     assert p.stdout.endswith("\n\n")  # the analysis's response ends with its blank line
+
+
+def test_every_reply_writes_moves_in_upper_case_and_input_is_read_in_either(gtp):
+    """genmove, the analyses, the rules extension and the errors name squares one way: upper
+    case, as GoGui and GTP's vertices; play reads both cases."""
+    assert gtp.send("play black d3") == ["= ", ""]
+    assert gtp.send("play WHITE C5") == ["= ", ""]
+    legal = gtp.send("gogui-rules_legal_moves")[0][2:].split()
+    assert legal and all(m == m.upper() for m in legal)
+    move = gtp.send("genmove black")[0][2:]
+    assert move == move.upper() and move in legal
+    out = gtp.send("lz-genmove_analyze white 10")
+    info = [l for l in out if l.startswith("info move ")]
+    assert info and out[-2].startswith("play ")
+    words = " ".join(info).split() + [out[-2].split()[1]]
+    squares = [w for w in words if len(w) == 2 and w[0].isalpha() and w[1].isdigit()]
+    assert squares and all(w == w.upper() for w in squares), squares
+    assert gtp.send("play black a1")[0].startswith("? illegal move: A1 ")

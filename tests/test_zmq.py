@@ -271,7 +271,7 @@ def test_client_vanishing_mid_search_and_many_clients_coming_and_going():
             assert c.gtp("protocol_version") == "2"
             c.close()
         assert "f5" not in keeper.gtp("showboard")  # it answers...
-        assert keeper.gtp("genmove white") in ("d6", "f4", "f6")  # ...with its game intact
+        assert keeper.gtp("genmove white") in ("D6", "F4", "F6")  # ...with its game intact
         keeper.close()
     finally:
         s.stop()
@@ -471,7 +471,7 @@ def test_the_engine_client_resumes_through_a_dropped_connection(server):
     (cs,) = server.sessions.values()
     wait_for(lambda: not cs.connected, "the dropped connection seen")
     assert c.gtp("showboard").endswith("X=4 O=1, white (O) to move, standard rules")
-    assert c.gtp("genmove white") in ("d6", "f4", "f6")
+    assert c.gtp("genmove white") in ("D6", "F4", "F6")
     assert list(server.sessions.values()) == [cs] and len(cs.session.game.moves) == 2
     c.close()
 
@@ -695,7 +695,7 @@ def test_othello_remote_with_piped_input_waits_for_the_answers():
         lines = r.stdout.splitlines()
         assert "= OthelloPy" in lines
         move = next(line for line in lines if line.startswith("= ") and line != "= OthelloPy")
-        assert move[2:] in {"d3", "c4", "f5", "e6"}
+        assert move[2:] in {"D3", "C4", "F5", "E6"}
         assert any("white (O) to move" in line for line in lines)   # the board after it
     finally:
         server.stop()

@@ -35,7 +35,7 @@ from engine_server.search.timeman import (
 )
 from engine_server.session import SCORE_SECONDS, SearchJob, Session
 from protocol import gtp
-from protocol.notation import finite_float, move_text
+from protocol.notation import finite_float, vertex
 
 from .common import lcb
 from .registry import Call, CommandRegistry, Reply
@@ -73,7 +73,23 @@ def _color(text: str) -> Color:
         return Color.BLACK
     if t in ("w", "white"):
         return Color.WHITE
-    raise GtpError("invalid color")
+    raise GtpError(f"invalid color {text.strip()!r}: black, white, b or w")
+
+
+def _name(color: Color) -> str:
+    return "black" if color == Color.BLACK else "white"
+
+
+def _why_illegal(pos: Position, move: int) -> str:
+    """Why the side to move of ``pos`` may not play ``move``, in a GTP error's words."""
+    if move == PASS:
+        moves = " ".join(vertex(m) for m in pos.legal_moves())
+        return f"{_name(pos.side)} cannot pass: it has a move ({moves})"
+    if (pos.black | pos.white) >> move & 1:
+        return f"{vertex(move)} is occupied"
+    if pos.must_pass():
+        return f"{_name(pos.side)} has no move and must pass"
+    return f"{vertex(move)} flips nothing"
 
 
 class GtpHandler:
@@ -172,7 +188,8 @@ class GtpHandler:
     @commands("boardsize")
     def cmd_boardsize(self, c: Call) -> str | Reply:
         if not c.args or c.args[0] != "8":
-            raise GtpError("unacceptable size")
+            raise GtpError(f"unacceptable size{' ' + c.args[0] if c.args else ''}: Othello "
+                           "here is 8x8 only")
         self.session.new_game()
         self.inserted.clear()
         return ""
@@ -251,33 +268,34 @@ class GtpHandler:
         try:
             move = parse_move(c.args[1])
         except NotationError:
-            raise GtpError("invalid vertex") from None
+            raise GtpError(f"invalid vertex {c.args[1]!r}: a1..h8 or pass") from None
         pos = self.session.position
         if move == PASS and pos.is_game_over():
             # The echo of the other engine's end-of-game pass (twogtp loops play both passes):
             # accepted, and nothing is recorded after the last disc.
             return ""
-        if pos.side != color:
-            if not pos.must_pass():
-                raise GtpError("illegal move")
-            if move == PASS:
-                raise GtpError("illegal move")
+        if pos.is_game_over():
+            raise GtpError("illegal move: the game is over")
+        if pos.side != color and not pos.must_pass():
+            raise GtpError(f"illegal move: {_name(color)} cannot move now: it is "
+                           f"{_name(pos.side)}'s turn")
         before = len(self.session.game.moves)
         self._prepare_turn(color)
         try:
             self.session.play(move)
         except IllegalMoveError:
+            why = _why_illegal(self.session.position, move)
             while len(self.session.game.moves) > before:  # roll back an inserted pass
                 self.session.undo()
                 self.inserted.discard(len(self.session.game.moves))
-            raise GtpError("illegal move") from None
+            raise GtpError(f"illegal move: {why}") from None
         return ""
 
     @commands("undo")
     def cmd_undo(self, c: Call) -> str | Reply:
         game = self.session.game
         if not game.moves:
-            raise GtpError("cannot undo")
+            raise GtpError("cannot undo: no move has been played")
         self.session.undo()
         last = len(game.moves) - 1
         if last in self.inserted:
@@ -347,7 +365,7 @@ class GtpHandler:
         pos = self.session.position
         if pos.is_game_over():
             return ""
-        return " ".join("pass" if m == PASS else move_text(m) for m in pos.legal_moves())
+        return " ".join(vertex(m) for m in pos.legal_moves())
 
     @commands("gogui-rules_final_result")
     def cmd_gogui_final_result(self, c: Call) -> str | Reply:
@@ -446,7 +464,8 @@ class GtpHandler:
                 return self._stream_pass(cid)
             return "pass"
         if pos.side != color and not pos.must_pass():
-            raise GtpError("wrong color")
+            raise GtpError(f"wrong color: it is {_name(pos.side)}'s turn, and "
+                           f"{_name(pos.side)} has a move")
         n_before = len(self.session.game.moves)
         # The other side must pass first (Quarry never sends passes): a reg_genmove inserts the
         # pass only for its search and takes it back below.
@@ -473,12 +492,12 @@ class GtpHandler:
             self.out.write(self._info_line(r, analyze))
         if play:
             self.session.play(r.best_move)
-            log.info("move", move=move_text(r.best_move, upper=False), **r.summary())
+            log.info("move", move=vertex(r.best_move), **r.summary())
         else:
             while len(self.session.game.moves) > n_before:
                 self.session.undo()
                 self.inserted.discard(len(self.session.game.moves))
-        text = move_text(r.best_move, upper=False)
+        text = vertex(r.best_move)
         if analyze:
             self.out.write(gtp.play_line(text), "")
             if play:
@@ -550,7 +569,8 @@ class GtpHandler:
             color = _color(tokens.pop(0))
             pos = self.session.position
             if pos.side != color and not pos.must_pass():
-                raise GtpError("wrong color")
+                raise GtpError(f"wrong color: it is {_name(pos.side)}'s turn, and "
+                           f"{_name(pos.side)} has a move")
         interval = self._interval(tokens)
         self._respond_stream_header(cid)
         if self.session.position.is_game_over():
@@ -596,10 +616,10 @@ class GtpHandler:
         else:
             ranked = sorted(shown, key=lambda m: (m.move != r.best_move, -m.visits, -m.eval))
         for order, m in enumerate(ranked):
-            pv = [gtp.analysis_move(move_text(x)) for x in r.pv_for(m.move)]
+            pv = [vertex(x) for x in r.pv_for(m.move)]
             wr = m.solved_win_rate
             low = wr if m.proven is not None else lcb(wr, m.visits)
-            mv = gtp.analysis_move(move_text(m.move))
+            mv = vertex(m.move)
             # a key-value pair analysis readers skip when they do not know it: the move is in
             # the opening book, reached by that many games
             extra = f"book {m.book_games} " if m.book_games is not None else ""
