@@ -303,6 +303,9 @@ def _serve_zmq(cfg: Config, options: EngineOptions) -> int:
     if not z["stdio"]:
         signal.signal(signal.SIGTERM, lambda *a: server.stop())
         signal.signal(signal.SIGINT, lambda *a: server.stop())
+        # bound, so clients may connect now; with stdio serving a protocol too, stderr stays
+        # quiet (NBoard merges it into the protocol)
+        print(server.ready_line(), file=sys.stderr, flush=True)
         server.serve_forever()
         return 0
     t = threading.Thread(target=server.serve_forever, name="zmq", daemon=True)

@@ -700,3 +700,34 @@ def test_othello_remote_with_piped_input_waits_for_the_answers():
     finally:
         server.stop()
         t.join(WAIT)
+
+
+def test_a_zmq_only_engine_says_where_it_listens_once_bound_and_stays_quiet_beside_stdio():
+    import re
+    import signal
+
+    engine = [sys.executable, "-m", "engine_server", "--no-warmup", "--agent",
+              "uct:iterations=100", "--zmq", "tcp://127.0.0.1:*", "--max-sessions", "3"]
+    proc = subprocess.Popen([*engine, "--no-stdio"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        m = re.fullmatch(r"othello-engine: serving ZeroMQ on (tcp://127\.0\.0\.1:\d+) "
+                         r"\(at most 3 sessions, no CURVE\)\n", line)
+        assert m, line
+        c = RemoteEngine(m.group(1), timeout=WAIT)  # the printed address is the bound one
+        try:
+            assert c.gtp("name") == "OthelloPy"
+        finally:
+            c.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(WAIT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    # stdio carries a protocol too: nothing on stderr (NBoard merges it into the protocol)
+    p = subprocess.run(engine, input="nboard 2\nping 1\n", capture_output=True, text=True,
+                       timeout=120, cwd=REPO)
+    assert p.returncode == 0 and p.stdout == "pong 1\n" and p.stderr == "", p.stderr

@@ -188,6 +188,14 @@ class ZmqServer:
         log.info("zmq_listening", endpoint=self.endpoint, curve=self._auth is not None)
         return sock
 
+    def ready_line(self, prog: str = "othello-engine") -> str:
+        """What the command prints on stderr once the socket is bound: where it listens and
+        how many sessions it serves."""
+        cfg = self.config
+        security = "CURVE" if self._auth is not None else "no CURVE"
+        return (f"{prog}: serving ZeroMQ on {self.endpoint} (at most {cfg.max_sessions} "
+                f"sessions, {security})")
+
     # --- sessions (zmq_sessions.py) -----------------------------------------------------------
     def _new_session(self, identity: bytes, owner: bytes | None) -> ClientSession:
         opts = replace(self.options, warmup=False, policy=self.config.remote_policy)
