@@ -317,9 +317,8 @@ def test_checker_fails_broken_players(tmp_path, kind):
 
 def test_checker_cli_passes_the_ready_made_player():
     r = subprocess.run([sys.executable, "-m", "clients.cs303.cli", "check",
-                        str(CS303 / "player.py"), "--time-out", "0.4", "--positions", "1",
-                        "--quiet"], capture_output=True, text=True, env=ENV, cwd=REPO,
-                       timeout=120)
+                        str(CS303 / "player.py"), "--time-out", "0.4", "--positions", "1"],
+                       capture_output=True, text=True, env=ENV, cwd=REPO, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "OK:" in r.stdout and "[FAIL]" not in r.stdout
     assert "forced pass" in r.stdout and "empty board" in r.stdout
@@ -381,3 +380,53 @@ def test_checker_and_referee_worker_share_one_judge_emulation(tmp_path):
     assert "student bug" in out.error
     # What the worker sends the referee: pairs as lists, anything else as its repr.
     assert judge.read_candidates(ai) == [[2, 3], "'junk'", [4, 5]]
+
+
+def test_checker_quiet_prints_only_what_fails_and_the_verdict(tmp_path, capsys):
+    from clients.cs303.cli import main as cs303_main
+
+    good = tmp_path / "good.py"
+    good.write_text(textwrap.dedent("""\
+        DIRS = [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)]
+
+        class AI(object):
+            def __init__(self, chessboard_size, color, time_out):
+                self.color = color
+                self.candidate_list = []
+
+            def go(self, board):
+                self.candidate_list.clear()
+                for r in range(8):
+                    for c in range(8):
+                        if board[r][c] != 0:
+                            continue
+                        for dr, dc in DIRS:
+                            rr, cc, seen = r + dr, c + dc, False
+                            while 0 <= rr < 8 and 0 <= cc < 8 and board[rr][cc] == -self.color:
+                                rr, cc, seen = rr + dr, cc + dc, True
+                            if seen and 0 <= rr < 8 and 0 <= cc < 8 and board[rr][cc] == self.color:
+                                self.candidate_list.append((r, c))
+                                break
+                if self.candidate_list:
+                    self.candidate_list.append(self.candidate_list[0])
+        """))
+    assert cs303_main(["check", str(good), "--quiet", "--time-out", "0.3",
+                       "--positions", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK: ") and out.count("\n") == 1, out  # the verdict alone
+    bad = tmp_path / "bad.py"
+    bad.write_text(textwrap.dedent("""\
+        class AI(object):
+            def __init__(self, chessboard_size, color, time_out):
+                self.candidate_list = []
+
+            def go(self, chessboard):
+                self.candidate_list.clear()
+                self.candidate_list.append([9, 9])
+        """))
+    assert cs303_main(["check", str(bad), "--quiet", "--time-out", "0.3",
+                       "--positions", "0"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1].startswith("FAILED: ") and "[PASS]" not in "\n".join(lines)
+    assert any(line.startswith("  [FAIL] ") for line in lines)
+    assert not lines[0].startswith("CS303 usability check")

@@ -246,3 +246,14 @@ def test_the_game_clock_shortens_moves_when_the_180_seconds_run_low(player_file)
     assert out.error is None and out.elapsed < 1 / 15 + SLACK, out
     assert nt.square_from_row_col(*ai.candidate_list[-1]) in pos.legal_moves()
     assert ai.used > 169.0
+
+
+def test_the_readme_states_the_size_of_the_exported_file(player_file):
+    """The README's CS303 quick start gives the size of `othello-cs303 export --agent best`."""
+    import re
+
+    readme = (HERE.parent / "README.md").read_text()
+    m = re.search(r"inside \(about ([\d.]+) MB\)", readme)
+    assert m, "the README's CS303 quick start gives no size"
+    size = player_file.stat().st_size / 1e6
+    assert abs(float(m.group(1)) - size) <= 0.05 * size, (m.group(1), size)

@@ -353,6 +353,12 @@ class Report:
         return "\n".join([self.header(), *(self.render_item(it) for it in self.items),
                           self.summary()])
 
+    def render_quiet(self) -> str:
+        """Only what did not pass (failures and warnings, with their details), then the
+        verdict: one line when everything passed."""
+        return "\n".join([*(self.render_item(it) for it in self.items if it.status != "PASS"),
+                          self.summary()])
+
 
 def run_check(path: str | Path, time_out: float = 5.0, per_colour: int = 4, seed: int = 0,
               rules: Rules | str = Rules.REVERSED, game: bool = False,

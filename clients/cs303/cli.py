@@ -40,7 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--cases", metavar="FILE", help="course case file for black (testcases.txt)")
     c.add_argument("--cases-white", metavar="FILE",
                    help="course case file for white (testcases_white.txt)")
-    c.add_argument("--quiet", action="store_true", help="print only the final report")
+    c.add_argument("--quiet", action="store_true",
+                   help="print only the checks that fail (or warn) and the verdict")
     sub.add_parser("player", help="print the path of the ready-made player file")
     e = sub.add_parser("export", help="write a self-contained player file to upload (numpy "
                                       "only, Python 3.7)")
@@ -87,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.cases_white:
         case_files[Color.WHITE] = args.cases_white
     # The report is written once, on stdout: check by check as they finish (a whole game
-    # takes minutes), or all at the end with --quiet.  Progress on stderr followed by the
-    # report on stdout printed every line twice on a terminal.
+    # takes minutes), or with --quiet only what did not pass, at the end.  Progress on stderr
+    # followed by the report on stdout printed every line twice on a terminal.
     def echo(text: str) -> None:
         print(text, flush=True)
 
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     report = run_check(args.file, time_out=args.time_out, per_colour=args.positions,
                        seed=args.seed, rules=args.rules, game=args.game, case_files=case_files,
                        echo=None if args.quiet else echo)
-    print(report.render() if args.quiet else report.summary())
+    print(report.render_quiet() if args.quiet else report.summary())
     return 0 if report.ok else 1
 
 
