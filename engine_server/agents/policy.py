@@ -25,6 +25,7 @@ BUILTIN_PRESETS: dict[str, str] = {
     "beginner": "dk:nSims=5,max_iter=40",
     "easy": "ab:depth=2,threads=1",
     "medium": "ab:depth=6,threads=1",
+    "hard": "ab:depth=10,threads=1",
     "strong": "best",
     "seed000-shallow": "shallow:n=100",
     "seed000-minmax": "minmax:n=10,k=3",
