@@ -93,6 +93,9 @@ class AnalysisMixin:
     def _hinting(self) -> bool:
         raise NotImplementedError   # the handler's: a hint runs on the analyst
 
+    def state(self) -> Message:
+        raise NotImplementedError   # the handler's
+
     def _engine_searching(self) -> bool:
         raise NotImplementedError   # the handler's: an engine searches its move
 
@@ -170,6 +173,7 @@ class AnalysisMixin:
                      "source": "result", "budget": 0.0}
             self.analyst_values[ply] = entry
             self._write({"type": "eval", "color": web.color_name(pos.side), **entry})
+            self._write(self.state())
             return
         analyst = self._analyst_session()
         analyst.set_game(self._game_copy())
@@ -192,6 +196,7 @@ class AnalysisMixin:
         if r is not None and r.moves and len(self.session.game.moves) >= ply:
             entry = self._note_value(ply, color, r, budget, "evaluate")
             self._write({"type": "eval", "color": web.color_name(color), **entry})
+            self._write(self.state())
         self._analyst_next()
 
     def _stop_eval(self) -> None:
