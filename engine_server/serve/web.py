@@ -24,6 +24,7 @@ import asyncio
 import ipaddress
 import json
 import multiprocessing
+import re
 import secrets
 import socket
 import sys
@@ -36,7 +37,7 @@ from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -55,6 +56,10 @@ if TYPE_CHECKING:
 log = get_logger("web")
 
 STATIC = Path(__file__).resolve().parent / "static"
+# The docs the page links to ("More about it"), served as plain text from a source checkout
+# (an installed package without them answers 404).
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOC_NAME = re.compile(r"[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*\.md")
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_MAX_SESSIONS = 16
@@ -168,6 +173,7 @@ class WebServer:
         self._ctx: Any = None
         self.app = Starlette(routes=[
             Route("/", self._index),
+            Route("/docs/{path:path}", self._doc),
             WebSocketRoute("/ws", self._websocket),
             Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
         ])
@@ -196,6 +202,16 @@ class WebServer:
         return FileResponse(STATIC / "index.html", headers={
             "Content-Security-Policy": CSP, "Cache-Control": "no-cache",
             "X-Content-Type-Options": "nosniff"})
+
+    @staticmethod
+    async def _doc(request: Request) -> Response:
+        """A page of the docs as plain text (Markdown reads well as it is)."""
+        name = str(request.path_params["path"])
+        path = DOCS / name
+        if not DOC_NAME.fullmatch(name) or not path.is_file():
+            return PlainTextResponse("no such page of the docs", status_code=404)
+        return PlainTextResponse(path.read_text(encoding="utf-8", errors="replace"), headers={
+            "Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff"})
 
     @staticmethod
     def _same_origin(ws: WebSocket) -> bool:
