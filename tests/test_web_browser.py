@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,16 +37,22 @@ from engine_server.game import Position  # noqa: E402
 
 from .loadsafe import WAIT  # noqa: E402
 
+pytestmark = pytest.mark.slow  # Chromium, and web server processes
+
 START_TIMEOUT = 60.0
 
 
 # --- the server ---------------------------------------------------------------------------
 class WebServerProcess:
-    """``othello-engine --web 127.0.0.1:0`` in a subprocess; ``url`` once it listens."""
+    """``othello-engine --web 127.0.0.1:0`` in a subprocess; ``url`` once it listens.
+    ``presets``: added to the configuration's (e.g. ``analyst``, the agent behind hints)."""
 
-    def __init__(self, tmp: Path, *args: str, web: str = ""):
+    def __init__(self, tmp: Path, *args: str, web: str = "",
+                 presets: dict[str, str] | None = None):
         cfg = tmp / "web.toml"
-        cfg.write_text(f"[engine]\nwarmup = false\n\n[web]\n{web}\n", encoding="utf-8")
+        extra = "".join(f'{k} = "{v}"\n' for k, v in (presets or {}).items())
+        cfg.write_text(f"[engine]\nwarmup = false\n\n[web]\n{web}\n\n[presets]\n{extra}",
+                       encoding="utf-8")
         self.log = tmp / "web.log"
         self._log_file = open(self.log, "wb")
         self.proc = subprocess.Popen(
@@ -321,6 +328,14 @@ def test_the_page_and_its_files_are_served_with_a_content_policy(server):
     for name in ("app.js", "style.css"):
         with urllib.request.urlopen(server.url + "static/" + name, timeout=10) as r:
             assert r.status == 200 and len(r.read()) > 1000
+    # the docs the page links to, as plain text; nothing else of the checkout
+    with urllib.request.urlopen(server.url + "docs/web.md", timeout=10) as r:
+        assert r.headers["Content-Type"].startswith("text/plain") and b"analyst" in r.read()
+    for bad in ("docs/%2e%2e/README.md", "docs/../pyproject.toml", "docs/img/page-phone.png",
+                "docs/nothing.md"):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(server.url + bad, timeout=10)
+        assert e.value.code == 404, bad
 
 
 def run_async(main: Any) -> None:

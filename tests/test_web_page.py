@@ -5,14 +5,21 @@ after stepping back, the position a link opens, what survives a new tab.  The se
 browser fixtures are those of ``tests/test_web_browser.py`` (the tests skip the same way without
 chromium or Playwright).
 
-``python -m tests.test_web_page docs/img`` takes the screenshots in the docs (desktop and phone).
+The server's analyst (the agent behind hints, the evaluation bar and the whole-game analysis) is
+the strongest agent at a fixed depth on one thread, so that a test can compute what it must say
+without a clock a busy machine could miss.
+
+``python -m tests.test_web_page docs/img`` takes the screenshots in the docs (desktop and phone,
+light and dark).
 """
 
 from __future__ import annotations
 
 import random
+import re
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,8 +30,10 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:   # run as a script for the screenshots
     sys.path.insert(0, str(REPO))
 
+from engine_server.agents import make_agent  # noqa: E402
 from engine_server.commands.web import parse_move_list  # noqa: E402
 from engine_server.game import PASS, Color, Game, Position, square_name  # noqa: E402
+from engine_server.search.limits import Limits  # noqa: E402
 
 from .test_web_browser import (  # noqa: E402
     WebServerProcess,
@@ -36,6 +45,8 @@ from .test_web_browser import (  # noqa: E402
     wait_settled,
 )
 
+pytestmark = pytest.mark.slow  # Chromium and a web server process
+
 SIZES = {
     "desktop": {"viewport": {"width": 1200, "height": 900}},
     "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
@@ -43,9 +54,14 @@ SIZES = {
 }
 
 
+# The analyst at a fixed depth on one thread: its answers do not depend on the machine's speed.
+ANALYST = "best:depth=5,threads=1"
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[WebServerProcess]:
-    s = WebServerProcess(tmp_path_factory.mktemp("web-page"), "--agent", "random")
+    s = WebServerProcess(tmp_path_factory.mktemp("web-page"), "--agent", "random",
+                         presets={"analyst": ANALYST})
     yield s
     s.close()
 
@@ -151,9 +167,16 @@ def test_the_opponents_have_player_names_and_the_internals_are_under_advanced(se
     page = open_page(context, server.url)
     labels = page.eval_on_selector_all('[data-role="agent"] option', "els => els.map(e => "
                                        "e.textContent)")
-    assert {"Beginner", "Easy", "Medium", "Strong", "Strongest"} <= set(labels)
+    # one entry per level, weakest first; the strongest level is the engine's best agent, so
+    # that agent is not listed a second time (the list had "Strong" and "Strongest", the same)
+    groups = dict(page.eval_on_selector_all(
+        '[data-role="agent"] optgroup', "gs => gs.map(g => [g.label, Array.from(g.children)"
+                                        ".map(o => o.textContent)])"))
+    assert groups["Levels"] == ["Beginner", "Easy", "Medium", "Hard", "Strongest"]
+    assert "Monte Carlo with Othello sense" in groups["From the papers"]
+    assert len(labels) == len(set(labels))   # no name twice
     for text in labels:   # no registry names, sources, specs or doc paths in the menu
-        for internal in (":", "seed", "Alg", "docs/", "=", "ours"):
+        for internal in (":", "seed", "Alg", "docs/", "=", "ours", "analyst"):
             assert internal not in text, text
     page.select_option('[data-role="agent"]', "preset:seed004-dk")
     blurb = page.inner_text('[data-role="agent-blurb"]')
@@ -163,10 +186,37 @@ def test_the_opponents_have_player_names_and_the_internals_are_under_advanced(se
     assert not page.locator('[data-role="spec"]').is_visible()
     advanced.locator("summary").click()
     assert page.inner_text('[data-role="spec"]') == "seed004-dk"
-    assert "dk:avoid=x" in page.inner_text('[data-role="agent-summary"]')
+    # plain words and a link to the docs, not the preset's spec and the agent's sources (the
+    # summary used to read "preset seed004-dk = dk:avoid=x; dk [MCTS blog post ...]"); the
+    # preset's settings are in the inputs below it
+    summary = page.inner_text('[data-role="agent-summary"]')
+    assert "corners" in summary and "More about it" in summary
+    for internal in ("=", "preset ", "[", "ours", "source code", "docs/", "lost its match"):
+        assert internal not in summary, summary
+    assert page.input_value('[data-role="params"] [data-param="avoid"]') == "x"
+    helps = page.inner_text('[data-role="params"]')
+    for internal in ("ours", "source code", "docs/", "lost its match"):
+        assert internal not in helps
+    href = page.get_attribute('[data-role="agent-summary"] a', "href") or ""
+    with urllib.request.urlopen(server.url.rstrip("/") + href, timeout=10) as r:
+        assert r.status == 200 and "dk" in r.read().decode()
     # a parameter's help is written out, not only in a tooltip
     page.select_option('[data-role="agent"]', "agent:uct")
     assert "solve the root exactly" in page.inner_text('[data-role="params"]')
+
+
+def test_a_newcomer_starts_against_beginner_and_the_last_choice_is_remembered(server,
+                                                                             context):
+    page = open_page(context, server.url)   # a fresh profile: nothing remembered
+    assert page.input_value('[data-role="agent"]') == "preset:beginner"
+    # the server's game follows (it started with the server's default agent)
+    page.wait_for_function("() => { const g = JSON.parse(localStorage.getItem('othello-game'));"
+                           " return g && g.players.white.agent === 'beginner'; }")
+    page.select_option('[data-role="agent"]', "preset:medium")
+    page.close()
+    again = open_page(context, server.url)
+    assert again.input_value('[data-role="agent"]') == "preset:medium"
+    assert again.js_errors == []
 
 
 # --- the move list: stepping back, keys, play from here -----------------------------------
@@ -233,7 +283,8 @@ def test_two_engines_have_a_series_each_and_the_bar_follows_the_evaluation(serve
     page.select_option('[data-role="agent2"]', "preset:medium")
     page.select_option('[data-role="time"]', "0")
     page.locator('[data-action="new"]').first.click()
-    page.wait_for_function("() => document.querySelectorAll('.graph polyline').length === 2 "
+    page.wait_for_function("() => document.querySelectorAll('.graph polyline.black, "
+                           ".graph polyline.white').length === 2 "
                            "&& document.querySelector('.graph polyline.white')"
                            ".dataset.points >= 3")
     # Easy and medium finish a game in under a second: Stop pauses it if it still runs (it is
@@ -243,10 +294,15 @@ def test_two_engines_have_a_series_each_and_the_bar_follows_the_evaluation(serve
     wait_settled(page)
     series = page.get_attribute('[data-role="graph"]', "data-series")
     assert series == "black,white"
-    # the bar shows the latest evaluation, black's discs, and leans the same way
+    # the bar shows the analyst's value of the position (black's discs), never an engine's
+    # own view (it showed the engines' before): the analyst values a paused or ended game
+    page.wait_for_function("() => document.querySelector('[data-role=evalbar]').dataset.ply "
+                           "=== document.querySelector('[data-role=board]').dataset.ply")
     value = page.get_attribute('[data-role="evalbar"]', "data-eval")
     assert value not in (None, "")
     v = float(value)
+    judged = analyst_points(page)
+    assert judged[ply(page)] == v
     # the fill eases to its height in 0.3 s (a game that has just ended has just set it)
     page.wait_for_function("() => document.getAnimations().length === 0")
     share = page.evaluate("() => { const f = document.querySelector('[data-role=evalfill]');"
@@ -255,15 +311,23 @@ def test_two_engines_have_a_series_each_and_the_bar_follows_the_evaluation(serve
     assert (share > 0.5) == (v > 0) or v == 0
     legend = page.inner_text('[data-role="legend"]')
     assert "Black (Easy)" in legend and "White (Medium)" in legend
-    # stepping back moves the bar to the evaluation known at that ply (the graph's dots)
-    dots = dict(page.eval_on_selector_all(
-        ".graph .dot title", "els => els.map(e => e.textContent.match(/ply (\\d+): (.*)/)"
-                             ".slice(1).map(Number))"))
+    assert "own view" in legend and "Analyst" in legend
+    # stepping back moves the bar to the analyst's value known at that ply (the graph's dots
+    # of its series): at the ply itself, else the last ply before it it valued (the start: 0)
     page.keyboard.press("Home")
-    assert float(page.get_attribute('[data-role="evalbar"]', "data-eval") or "nan") == dots[0]
+    assert float(page.get_attribute('[data-role="evalbar"]', "data-eval") or "nan") == \
+        judged.get(0, 0.0)
     page.keyboard.press("ArrowRight")
-    assert float(page.get_attribute('[data-role="evalbar"]', "data-eval") or "nan") == dots[1]
+    before = [p for p in judged if p <= 1]
+    assert float(page.get_attribute('[data-role="evalbar"]', "data-eval") or "nan") == \
+        (judged[max(before)] if before else 0.0)
     assert page.js_errors == []
+
+
+def analyst_points(page: Any) -> dict[int, float]:
+    """The analyst's series in the graph: ply -> black's discs."""
+    return {int(p): float(v) for p, v in page.eval_on_selector_all(
+        ".graph .dot.analysis", "els => els.map(e => [e.dataset.ply, e.dataset.value])")}
 
 
 # --- settings and the game remembered -----------------------------------------------------
@@ -482,42 +546,287 @@ def test_the_board_editor_sets_up_a_position_the_engine_plays_from(server, conte
     assert page.js_errors == []
 
 
+# --- hints and the bar come from the analyst -------------------------------------------------
+# Black to move; at depth 5 c5 is 7 discs ahead of the next move, so the transposition table the
+# analyst keeps between searches cannot turn the answer.
+OPENING = "f5d6c3d3c4f4f6f3e6e7d7c6"
+
+
+def analyst_result(moves: str) -> Any:
+    """What the page's analyst finds in the position after ``moves`` (a fresh agent)."""
+    pos = parse_move_list(moves, Position.start()).position
+    return make_agent(ANALYST).search(pos, Limits(analysis=True))
+
+
+def open_position(page: Any, moves: str, agent: str = "preset:beginner") -> None:
+    """A game against ``agent`` from the position after ``moves`` (the person to move), the
+    time per move (and so the hint's clock) at the server's 10 s: far more than the analyst's
+    fixed depth needs."""
+    new_game(page, agent=agent)
+    open_record(page)
+    page.fill('[data-role="record"]', moves)
+    page.locator('[data-action="import"]').click()
+    n = len(moves) // 2
+    page.wait_for_function("() => document.querySelector('[data-role=board]').dataset.ply "
+                           f"=== '{n}' && document.body.dataset.phase === 'human'")
+    page.select_option('[data-role="time"]', "10")
+    page.locator('[data-action="apply"]').click()
+
+
+def show_hint(page: Any) -> None:
+    page.locator('[data-action="hint"]').click()
+    page.locator(".sq .hint.best").wait_for(state="attached", timeout=60_000)
+
+
+def test_a_hint_against_beginner_is_the_analysts_best_move(server, context):
+    r = analyst_result(OPENING)
+    ranked = sorted((m.eval for m in r.moves), reverse=True)
+    assert ranked[0] - ranked[1] >= 2   # the position has no near tie at this depth
+    page = open_page(context, server.url)
+    open_position(page, OPENING)
+    show_hint(page)
+    best = page.get_attribute(".sq:has(.hint.best)", "data-square")
+    assert best == r.best_name
+    values = dict(page.eval_on_selector_all(
+        ".sq[data-eval]", "els => els.map(e => [e.dataset.square, Number(e.dataset.eval)])"))
+    assert set(values) == {square_name(m.move) for m in r.moves}
+    assert max(values, key=lambda sq: values[sq]) == best   # the best marked is the highest
+    # the labels say who searched, how, and whose discs the numbers count
+    note = page.inner_text('[data-role="hint-note"]')
+    assert "analyst (Strongest, depth 5" in note and f"Best: {best}" in note
+    assert "your disc margin" in note
+    title = page.get_attribute(".sq .hint.best", "title") or ""
+    assert "discs for Black" in title and "depth 5" in title and "visits" not in title
+    # the bar shows the analyst's value of this position, Beginner's view is a series apart
+    page.wait_for_function("() => document.querySelector('[data-role=evalbar]').dataset.ply "
+                           "=== '12'")
+    assert float(page.get_attribute('[data-role="evalbar"]', "data-eval") or "nan") == \
+        analyst_points(page)[12]
+    assert "analyst (Strongest" in (page.get_attribute('[data-role="evalbar"]', "title") or "")
+    page.locator(f'[data-square="{best}"]').click()   # the person plays it; Beginner answers
+    wait_settled(page, 12)
+    assert "White (Beginner)'s own view" in page.inner_text('[data-role="legend"]')
+    assert page.js_errors == []
+
+
+# --- errors beside their controls ----------------------------------------------------------
+def test_an_error_shows_beside_its_control_until_a_success_there_clears_it(server, context,
+                                                                          size):
+    page = open_page(context, server.url)
+    new_game(page)
+    open_record(page)
+    page.fill('[data-role="record"]', "f5 d6 zz")
+    click(page, '[data-action="import"]')
+    err = page.locator('[data-role="error"]')
+    err.wait_for(state="visible")
+    assert "cannot import" in err.inner_text()
+    # right after the row of the Import button, and on screen without scrolling
+    assert page.evaluate("() => document.querySelector('[data-role=error]')"
+                         ".previousElementSibling.contains("
+                         "document.querySelector('[data-action=import]'))")
+    box = err.bounding_box()
+    height = SIZES[size]["viewport"]["height"]
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
+    # it stays while the person does something elsewhere (it used to hide after 8 s)
+    click(page, '[data-action="export-moves"]')
+    page.wait_for_function("() => document.querySelector('[data-role=record]').dataset.moves "
+                           "!== undefined")
+    if size == "phone":
+        page.wait_for_timeout(9000)
+    assert err.is_visible() and "cannot import" in err.inner_text()
+    # the next action there that succeeds clears it
+    page.fill('[data-role="record"]', "f5d6")
+    click(page, '[data-action="import"]')
+    page.wait_for_function("() => document.querySelector('[data-role=board]').dataset.ply "
+                           "=== '2'")
+    assert page.locator('[data-role="error"]').count() == 0
+    assert page.js_errors == []
+
+
+# --- contrast and numbers ------------------------------------------------------------------
+# Every element with text of its own that is shown: its colour against the background it is
+# drawn on (the backgrounds of it and its ancestors composited), as WCAG 2 computes contrast.
+CONTRAST_JS = """
+(limit) => {
+  const parse = (c) => {
+    const m = String(c).match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const blend = (top, under) => [0, 1, 2].map((i) => top[i] * top[3] + under[i] * (1 - top[3]))
+    .concat([1]);
+  const background = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let bg = [255, 255, 255, 1];
+    for (const l of layers.reverse()) bg = blend(l, bg);
+    return bg;
+  };
+  const lum = (c) => {
+    const f = (v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+  };
+  const ratio = (a, b) => {
+    const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+    return (x + 0.05) / (y + 0.05);
+  };
+  const out = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim())
+      || (["INPUT", "TEXTAREA"].includes(el.tagName) && el.value);
+    if (!own || !el.checkVisibility()) continue;
+    if (el.closest("svg title, option, optgroup, select")) continue;
+    const r = el.getBoundingClientRect();
+    if (!r.width || !r.height) continue;
+    const cs = getComputedStyle(el);
+    const svg = el instanceof SVGElement;
+    const bg = background(svg ? el.ownerSVGElement : el);
+    let fg = parse(svg ? cs.fill : cs.color);
+    if (fg[3] < 1) fg = blend(fg, bg);
+    const v = ratio(fg, bg);
+    if (v < limit) {
+      out.push(`${el.tagName.toLowerCase()}.${String(el.className.baseVal ?? el.className)}`
+               + ` "${(el.value || el.textContent).trim().slice(0, 24)}": `
+               + `${v.toFixed(2)} (${cs.color} on rgb(${bg.slice(0, 3).map(Math.round)}))`);
+    }
+  }
+  return out;
+}
+"""
+
+
+def low_contrast(page: Any, limit: float = 4.5) -> list[str]:
+    return list(page.evaluate(CONTRAST_JS, limit))
+
+
+def check_every_state(page: Any, where: str) -> list[str]:
+    """The page as it is, then each button (moves included) under the pointer."""
+    bad = [f"{where}: {b}" for b in low_contrast(page)]
+    buttons = page.locator("button:not(.sq):visible")
+    for i in range(buttons.count()):
+        b = buttons.nth(i)
+        if not b.is_visible():
+            continue
+        b.hover()
+        label = (b.text_content() or "").strip()
+        bad += [f"{where}, {label!r} hovered: {x}" for x in low_contrast(page)]
+    return bad
+
+
+def rich_page(page: Any) -> None:
+    """A game with a hint on the board, an error under the import box, a disabled button or
+    two, and a finished game analysed with its marked moves: every state a text can be in."""
+    open_position(page, OPENING)
+    show_hint(page)
+    page.fill('[data-role="record"]', "f5 d6 zz")
+    page.locator('[data-action="import"]').click()
+    page.locator('[data-role="error"]').wait_for(state="visible")
+
+
+def analysed_page(page: Any) -> None:
+    page.fill('[data-role="record"]', finished_game(5))
+    page.locator('[data-action="import"]').click()
+    page.wait_for_function("() => document.body.dataset.phase === 'over'")
+    page.locator('[data-action="analyze"]').click()
+    page.wait_for_function("() => document.querySelector('[data-role=analysis]')"
+                           ".dataset.done === 'true'", timeout=180_000)
+    page.locator(".moves .mv.mistake, .moves .mv.blunder").first.click()   # selected + marked
+
+
+def test_every_text_reads_at_4_5_to_1_in_every_state_light_and_dark(server, browser,  # noqa: F811
+                                                                     size):
+    bad: list[str] = []
+    for scheme in ("light", "dark"):
+        ctx = browser.new_context(color_scheme=scheme, **SIZES[size])
+        page = open_page(ctx, server.url)
+        page.locator('[data-role="params-box"] summary').click()   # Advanced, with its link
+        rich_page(page)
+        bad += check_every_state(page, f"{scheme}, a hint and an error")
+        analysed_page(page)
+        assert page.locator('.moves .mv[aria-current="true"].mistake, '
+                            '.moves .mv[aria-current="true"].blunder').count() == 1
+        bad += check_every_state(page, f"{scheme}, analysed")
+        assert page.js_errors == []
+        ctx.close()
+    assert bad == []
+
+
+def test_the_selected_move_stays_readable_under_the_pointer(server, context):
+    page = open_page(context, server.url)
+    new_game(page)
+    play_moves(page, 2, seed=3)
+    click(page, '.moves .mv[data-ply="2"]')
+    current = page.locator('.moves .mv[aria-current="true"]')
+    current.hover()
+    colours = current.evaluate("e => [getComputedStyle(e).color, "
+                               "getComputedStyle(e).backgroundColor]")
+    assert colours[0] != colours[1]
+    assert [x for x in low_contrast(page) if '"' + moves_of(page)[1] in x] == []
+
+
+def test_no_number_on_the_page_has_more_than_two_decimals_or_reads_minus_zero(server, context):
+    page = open_page(context, server.url)
+    rich_page(page)
+    texts_hint = page_texts(page)
+    analysed_page(page)
+    for text in texts_hint + page_texts(page):
+        assert not re.search(r"\d\.\d{3,}", text), text
+        assert not re.search(r"(?<![\w.])[-\u2212]0(\.0+)?(?![\d.])", text), text
+    assert page.js_errors == []
+
+
+def page_texts(page: Any) -> list[str]:
+    """What a person reads: the page's text, tooltips and the graph's labels."""
+    return list(page.evaluate(
+        "() => [document.body.innerText, ...Array.from(document.querySelectorAll('[title]'))"
+        ".map(e => e.title), ...Array.from(document.querySelectorAll('svg title, svg text'))"
+        ".map(e => e.textContent)]"))
+
+
 # --- screenshots for the docs -------------------------------------------------------------
-def take_screenshots(url: str, out: Path, browser: Any, plies: int = 20) -> list[Path]:  # noqa: F811
+def take_screenshots(url: str, out: Path, browser: Any, plies: int = 20,  # noqa: F811
+                     schemes: tuple[str, ...] = ("light", "dark")) -> list[Path]:
     """A game against the Easy level, the person mostly playing the hint's best move (a close
     game), analysed, with one more hint on the board: desktop (the whole page) and phone (its
-    first screen)."""
+    first screen), each in the light and the dark theme (``page-phone-dark.png``)."""
     paths = []
     for size in ("desktop", "phone"):
-        ctx = browser.new_context(**SIZES[size])
-        page = open_page(ctx, url)
-        new_game(page, agent="preset:easy")
-        rng = random.Random(6)
-        while ply(page) < plies and phase(page) == "human":
-            before = ply(page)
-            if rng.random() < 0.75 and not page.locator('[data-action="pass"]').is_enabled():
-                page.locator('[data-action="hint"]').click()
-                page.locator(".sq .hint.best").wait_for(state="attached", timeout=60000)
-                page.locator(".sq:has(.hint.best)").click()
-            else:
-                click_a_move(page, rng)
-            wait_settled(page, before, timeout=60)
-        page.locator('[data-action="analyze"]').click()
-        page.wait_for_function("() => document.querySelector('[data-role=analysis]')"
-                               ".dataset.done === 'true'", timeout=180_000)
-        page.locator('[data-action="hint"]').click()
-        page.wait_for_selector(".sq .hint", timeout=60000)
-        page.evaluate("() => window.scrollTo(0, 0)")
-        path = out / f"page-{size}.png"
-        page.screenshot(path=str(path), full_page=size == "desktop")
-        paths.append(path)
-        ctx.close()
+        for scheme in schemes:
+            ctx = browser.new_context(color_scheme=scheme, **SIZES[size])
+            page = open_page(ctx, url)
+            new_game(page, agent="preset:easy")
+            rng = random.Random(6)
+            while ply(page) < plies and phase(page) == "human":
+                before = ply(page)
+                if rng.random() < 0.75 and not page.locator('[data-action="pass"]').is_enabled():
+                    show_hint(page)
+                    page.locator(".sq:has(.hint.best)").click()
+                else:
+                    click_a_move(page, rng)
+                wait_settled(page, before, timeout=60)
+            page.locator('[data-action="analyze"]').click()
+            page.wait_for_function("() => document.querySelector('[data-role=analysis]')"
+                                   ".dataset.done === 'true'", timeout=180_000)
+            show_hint(page)
+            page.evaluate("() => window.scrollTo(0, 0)")
+            name = f"page-{size}" + ("" if scheme == "light" else f"-{scheme}")
+            path = out / f"{name}.png"
+            page.screenshot(path=str(path), full_page=size == "desktop")
+            paths.append(path)
+            ctx.close()
     return paths
 
 
 def test_the_screenshots_can_be_taken(server, browser, tmp_path):  # noqa: F811
-    for path in take_screenshots(server.url, tmp_path, browser, plies=4):
-        assert path.stat().st_size > 10_000
+    paths = take_screenshots(server.url, tmp_path, browser, plies=2)
+    assert [p.name for p in paths] == ["page-desktop.png", "page-desktop-dark.png",
+                                       "page-phone.png", "page-phone-dark.png"]
+    for path in paths:
+        assert 10_000 < path.stat().st_size < 300_000
 
 
 if __name__ == "__main__":

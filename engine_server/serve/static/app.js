@@ -15,48 +15,57 @@
   // --- names a player reads ---------------------------------------------------------------
   // The server lists agents by their registry names and sources (papers, doc paths); a player
   // picks by strength and style.  Names not listed here (an operator's presets) are shown as
-  // they are.
+  // they are.  [label, what it is and how strong, the page that says more]
+  const DOCS = {
+    levels: "/docs/engine.md", strongest: "/docs/best-agent.md", web: "/docs/web.md",
+    papers: "/docs/papers/README.md", ucb1: "/docs/papers/ucb1.md", uct: "/docs/papers/uct.md",
+    ocba: "/docs/papers/ocba.md", dk: "/docs/papers/dk.md", net: "/docs/net.md",
+  };
   const PRESET_INFO = {
-    beginner: ["Beginner", "Thinks very little and makes plenty of mistakes: a first opponent."],
-    easy: ["Easy", "Looks two moves ahead."],
-    medium: ["Medium", "Looks six moves ahead with a learned sense of good positions."],
-    strong: ["Strong", "The engine at full strength: deep search and perfect endgames."],
-    "seed000-shallow": ["Monte Carlo, flat", "Plays many random games after each move and picks the best average."],
-    "seed000-minmax": ["Monte Carlo minimax", "Random games along a few moves of look-ahead."],
-    "seed000-ucb1": ["Monte Carlo tree, UCB1", "A tree search that learns from random games."],
-    "seed001-uct": ["Monte Carlo tree, UCT", "The classic tree search over random games."],
-    "seed002-uct": ["Monte Carlo tree, plain UCT", "A simpler variant of the classic tree search."],
-    "seed002-ocba": ["Monte Carlo tree, OCBA", "Spends its random games where the choice is closest."],
-    "seed003-puct": ["Neural network", "An AlphaZero-style search guided by a small network."],
-    "seed004-dk": ["Monte Carlo with Othello sense", "A tree search whose random games avoid giving away corners."],
+    beginner: ["Beginner", "Thinks very little and makes plenty of mistakes: a first opponent.", "levels"],
+    easy: ["Easy", "Looks two moves ahead: beatable once you keep your corners safe.", "levels"],
+    medium: ["Medium", "Looks six moves ahead with a learned sense of good positions.", "levels"],
+    hard: ["Hard", "Looks ten moves ahead with the same sense: few mistakes.", "levels"],
+    strong: ["Strongest", "The engine at full strength: deep search, an opening book, perfect endgames.", "strongest"],
+    "seed000-shallow": ["Flat Monte Carlo", "Plays many random games after each move and picks the best average.", "ucb1"],
+    "seed000-minmax": ["Monte Carlo minimax", "Random games along a few moves of look-ahead.", "ucb1"],
+    "seed000-ucb1": ["UCB1 tree search", "A tree search that learns from random games which moves to try.", "ucb1"],
+    "seed001-uct": ["UCT tree search", "The classic tree search over random games.", "uct"],
+    "seed002-uct": ["Plain UCT", "A simpler tree search: one new move and one random game at a time.", "ocba"],
+    "seed002-ocba": ["OCBA tree search", "Spends its random games where the choice is closest.", "ocba"],
+    "seed003-puct": ["Alphello Zero", "An AlphaZero-style search guided by a small neural network.", "net"],
+    "seed004-dk": ["Monte Carlo with Othello sense", "A tree search whose random games avoid giving away corners.", "dk"],
   };
   const FAMILY_INFO = {
-    best: ["Strongest", "The engine's best: deep search, a learned evaluation, perfect endgames."],
-    ab: ["Alpha-beta search", "Looks ahead move by move with a learned evaluation."],
-    mcts: ["Monte Carlo tree, solver", "A tree search over random games that solves endgames exactly."],
-    random: ["Random", "Plays any legal move at random."],
-    "pseudo-random": ["Random, careful", "Random, but avoids the squares next to corners."],
-    shallow: ["Monte Carlo, flat", "Plays many random games after each move and picks the best average."],
-    minmax: ["Monte Carlo minimax", "Random games along a few moves of look-ahead."],
-    ucb1: ["Monte Carlo tree, UCB1", "A tree search that learns from random games."],
-    uct: ["Monte Carlo tree, UCT", "The classic tree search over random games."],
-    ocba: ["Monte Carlo tree, OCBA", "Spends its random games where the choice is closest."],
-    dk: ["Monte Carlo with Othello sense", "A tree search whose random games avoid giving away corners."],
-    puct: ["Neural network", "An AlphaZero-style search guided by a small network."],
+    best: ["Strongest", "The engine at full strength: deep search, an opening book, perfect endgames.", "strongest"],
+    ab: ["Alpha-beta search", "Looks ahead move by move with a learned sense of good positions.", "levels"],
+    mcts: ["Monte Carlo tree with endgame solver", "A tree search over random games that solves endgames exactly.", "levels"],
+    random: ["Random", "Plays any legal move at random: the easiest opponent there is.", "ucb1"],
+    "pseudo-random": ["Random, avoiding bad squares", "Random, but stays off the squares next to corners.", "dk"],
+    shallow: ["Flat Monte Carlo", "Plays many random games after each move and picks the best average.", "ucb1"],
+    minmax: ["Monte Carlo minimax", "Random games along a few moves of look-ahead.", "ucb1"],
+    ucb1: ["UCB1 tree search", "A tree search that learns from random games which moves to try.", "ucb1"],
+    uct: ["UCT tree search", "The classic tree search over random games.", "uct"],
+    ocba: ["OCBA tree search", "Spends its random games where the choice is closest.", "ocba"],
+    dk: ["Monte Carlo with Othello sense", "A tree search whose random games avoid giving away corners.", "dk"],
+    puct: ["Alphello Zero", "An AlphaZero-style search guided by a small neural network.", "net"],
   };
-  const LEVELS = ["beginner", "easy", "medium", "strong"];
+  const LEVELS = ["beginner", "easy", "medium", "hard", "strong"];
+  const DEFAULT_LEVEL = "beginner";   // a newcomer wins some games against it
+  const ANALYST_PRESET = "analyst";   // an operator's analyst: not an opponent to choose
+  const FIT_PARAMS = ["threads", "memory", "table", "net_threads"];   // set by the server's limits
 
   function presetInfo(name) {
     const known = PRESET_INFO[name];
-    return known ? { label: known[0], blurb: known[1] }
-      : { label: name, blurb: "A preset of this server." };
+    return known ? { label: known[0], blurb: known[1], doc: DOCS[known[2]] }
+      : { label: name, blurb: "An opponent set up on this server.", doc: DOCS.levels };
   }
 
   function familyInfo(name) {
     const known = FAMILY_INFO[name];
     const fam = welcome && welcome.agents.find((a) => a.name === name);
-    return known ? { label: known[0], blurb: known[1] }
-      : { label: name, blurb: fam ? fam.summary : "" };
+    return known ? { label: known[0], blurb: known[1], doc: DOCS[known[2]] }
+      : { label: name, blurb: fam ? plainHelp(fam.summary) : "", doc: DOCS.levels };
   }
 
   // What a player sees for a player's name as the server reports it (preset, family or spec).
@@ -68,18 +77,54 @@
     return name.includes(":") ? `${label} (custom)` : label;
   }
 
+  // A parameter's help without the notes meant for the engine's authors: the sources in
+  // parentheses ("ours", a paper, a doc path, a match result) go, a plain explanation before
+  // them stays.
+  function plainHelp(text) {
+    const internal = /\bours\b|paper|report|source code|docs\/|\.md\b|othello-|\bseed|\btable \d|algorithm|\bmatch|\blost\b|\bwon\b/i;
+    return String(text).replace(/\s*\(([^()]*)\)/g, (all, inner) => {
+      const at = inner.search(internal);
+      if (at < 0) return all;
+      const before = inner.slice(0, at).replace(/[\s,;:]*[^,;:]*$/, "").trim();
+      return before.split(/\s+/).length >= 2 ? ` (${before})` : "";
+    }).replace(/\s+,/g, ",").trim();
+  }
+
+  // A search's effort in words: depth and selectivity for alpha-beta, visits for a tree.
+  function effortText(e) {
+    if (!e) return "";
+    if (e.book) return "opening book";
+    if (e.exact) return "exact (solved)";
+    if (e.depth !== undefined && e.depth !== null) {
+      const sel = e.selectivity !== undefined && e.selectivity < 100
+        ? ` at ${e.selectivity}% selectivity` : "";
+      return `depth ${e.depth}${sel}`;
+    }
+    if (e.visits !== undefined && e.visits !== null) return `${fmt(e.visits)} visits`;
+    return "";
+  }
+
+  // The analyst: the agent behind hints, the bar and the analysis.
+  function analystLabel() {
+    if (!welcome || !welcome.analyst) return "the analyst";
+    const a = welcome.analyst;
+    const preset = welcome.presets.find((p) => p.spec === a.spec && p.name !== ANALYST_PRESET);
+    return preset ? presetInfo(preset.name).label : familyInfo(a.family).label;
+  }
+
   let ws = null;
   let welcome = null;       // agents, presets, limits, defaults
   let state = null;         // the last "state" message
   let positions = [];       // the board after each ply of state.moves, replayed here
   let view = null;          // the ply shown while stepping back; null: the game now
   let hints = null;         // {ply, moves} of the last hint, shown until the position changes
-  let live = null;          // {ply, value}: the running search's evaluation, black's discs
+  let analyst = new Map();  // ply -> the analyst's value of that position, black's discs
+                            // (the state's "analyst" pairs: the server's account)
+  let details = {};         // ply -> the eval or hints message behind a value (its search)
   let analysis = null;      // {moves: {ply: {...}}, done} of "Analyse the game"
   let shownBoard = null;    // the board last drawn (flip animation)
   let editing = null;       // the board editor's board (array of b/w/.), null when not editing
   let nextId = 1;
-  let errorTimer = null;
   let progressStart = 0;
   // The game's token: kept in sessionStorage, so that a reload of this tab (or a connection
   // that drops) comes back to the same game; other tabs have their own.
@@ -167,8 +212,11 @@
     const sq = squares[index(name)];
     if (!state || sq.dataset.legal !== "true") return;
     setPhase("waiting");   // until the server's state arrives: no second click on an old board
+    acting = generalPlace();
+    clearError(acting);
     clockBeforeHumanMove();
     send({ type: "move", square: name });
+    acting = null;
   }
 
   // --- storage --------------------------------------------------------------------------
@@ -329,9 +377,12 @@
     };
   }
 
+  // A request, answered with its id: an error in the answer is shown beside the control that
+  // sent it (the action running now, else the status line), a success clears that place.
   function send(msg) {
+    const place = acting || generalPlace();
     if (!ws || ws.readyState !== WebSocket.OPEN) {
-      showError("not connected");
+      showError("not connected", place);
       return null;
     }
     msg.id = nextId++;
@@ -339,16 +390,29 @@
     const limit = welcome ? welcome.limits.max_message_bytes : Infinity;
     const size = new TextEncoder().encode(text).length;
     if (size > limit) {
-      showError(`message of ${size} bytes is over this server's limit of ${limit} bytes`);
+      showError(`message of ${size} bytes is over this server's limit of ${limit} bytes`, place);
       if (state) render(state);
       return null;
     }
+    pending.set(msg.id, place);
     ws.send(text);
     return msg.id;
   }
 
   function handle(msg) {
     if (holdSaving !== null && msg.id === holdSaving && msg.type !== "state") holdSaving = null;
+    if (msg.id !== undefined && pending.has(msg.id)) {
+      const place = pending.get(msg.id);
+      const then = succeeded.get(msg.id);
+      pending.delete(msg.id);
+      succeeded.delete(msg.id);
+      if (msg.type !== "error") {
+        clearError(place);
+        if (then) then();
+      } else {
+        msg.place = place;
+      }
+    }
     switch (msg.type) {
       case "session":
         keep(sessionStorage, TOKEN_KEY, msg.session);
@@ -367,6 +431,7 @@
       case "progress": onProgress(msg); break;
       case "move": break;   // the state that follows shows it
       case "hints": onHints(msg); break;
+      case "eval": onEval(msg); break;
       case "thinking": onThinking(msg); break;
       case "record": onRecord(msg); break;
       case "analysis": onAnalysis(msg); break;
@@ -375,7 +440,7 @@
         if (msg.request === "analyze" || (analysis && !analysis.done && !msg.request)) {
           analysis = null;
         }
-        showError(msg.message);
+        showError(msg.message, msg.place || generalPlace());
         if (state) render(state);   // a refused move: the board as it was
         break;
       case "pong": break;
@@ -388,8 +453,11 @@
     const first = welcome === null;
     welcome = msg;
     $('[data-role="engine"]').textContent = `${msg.engine} ${msg.version}`;
-    fillAgents($('[data-role="agent"]'), msg.defaults.agent);
-    fillAgents($('[data-role="agent2"]'), msg.defaults.agent);
+    const preferred = welcome.presets.some((p) => p.name === DEFAULT_LEVEL) ? DEFAULT_LEVEL
+      : msg.defaults.agent;
+    fillAgents($('[data-role="agent"]'), preferred);
+    fillAgents($('[data-role="agent2"]'), preferred);
+    renderAnalystNote();
     const time = $('[data-role="time"]');
     time.innerHTML = "";
     const max = msg.limits.max_time;
@@ -403,17 +471,21 @@
     onColor();
     renderParams(1);
     renderParams(2);
+    send({ type: "evaluate", on: true });   // the analyst values the positions for the bar
     if (restorePending || !first) return;   // the server's game is this tab's own
     const saved = load(localStorage, SETTINGS_KEY);
     if (saved) applySettings(saved);
     const link = parseLink();
     const game = load(localStorage, GAME_KEY);
+    const serverAgent = [`preset:${msg.defaults.agent}`, `agent:${msg.defaults.agent}`];
     if (link) {
       restoreGame({ ...link, players: null });
     } else if (game && !game.over && game.moves && (game.moves.length || game.start !== START)) {
       restoreGame(game);
-    } else if (saved) {
-      newGame();   // the server's game has its defaults: follow the remembered settings
+    } else if (saved || !serverAgent.includes($('[data-role="agent"]').value)) {
+      // the server's game has its defaults: follow the remembered settings, or the level
+      // this page starts a newcomer with
+      newGame();
     }
   }
 
@@ -425,6 +497,10 @@
     return o;
   }
 
+  // The opponents: the levels in order of strength, the papers' agents, the server's own
+  // presets, then every other kind of agent with settings to choose.  A name is listed once:
+  // a kind of agent that a preset already is (the strongest level is the engine's best agent)
+  // is not listed again.
   function fillAgents(select, preferred) {
     select.innerHTML = "";
     const group = (label) => {
@@ -433,25 +509,40 @@
       return g;
     };
     const levels = group("Levels");
-    const classics = group("Other opponents");
-    const families = group("Advanced: every kind of agent");
-    const ordered = welcome.presets.slice().sort((a, b) =>
+    const papers = group("From the papers");
+    const own = group("This server's opponents");
+    const families = group("Advanced: choose the settings");
+    const used = new Set();
+    const label = (text) => {
+      let t = text, k = 2;
+      while (used.has(t)) t = `${text} (${k++})`;
+      used.add(t);
+      return t;
+    };
+    const presets = welcome.presets.filter((p) => p.name !== ANALYST_PRESET);
+    const ordered = presets.slice().sort((a, b) =>
       (LEVELS.indexOf(a.name) + 1 || 99) - (LEVELS.indexOf(b.name) + 1 || 99));
+    const asIs = new Set();   // families a preset runs with their own settings
     for (const p of ordered) {
       const info = presetInfo(p.name);
-      const target = LEVELS.includes(p.name) || !PRESET_INFO[p.name] ? levels : classics;
-      const o = addOption(target, `preset:${p.name}`, info.label);
+      const target = LEVELS.includes(p.name) ? levels : PRESET_INFO[p.name] ? papers : own;
+      const o = addOption(target, `preset:${p.name}`, label(info.label));
       o.dataset.family = p.family;
       o.title = info.blurb;
+      const params = parseSpec(p.spec).params;
+      if (Object.keys(params).every((k) => FIT_PARAMS.includes(k))) asIs.add(p.family);
     }
     for (const a of welcome.agents) {
-      if (!a.spec_allowed) continue;
+      if (!a.spec_allowed || asIs.has(a.name)) continue;
       const info = familyInfo(a.name);
-      const o = addOption(families, `agent:${a.name}`, info.label);
+      const paper = presets.some((p) => p.family === a.name && PRESET_INFO[p.name]
+                                 && !LEVELS.includes(p.name));
+      const o = addOption(families, `agent:${a.name}`,
+                          label(paper ? `${info.label}, your settings` : info.label));
       o.dataset.family = a.name;
       o.title = info.blurb;
     }
-    for (const g of [levels, classics, families]) if (g.children.length) select.appendChild(g);
+    for (const g of [levels, papers, own, families]) if (g.children.length) select.appendChild(g);
     const want = [`preset:${preferred}`, `agent:${preferred}`];
     for (const w of want) {
       if (Array.from(select.options).some((o) => o.value === w)) { select.value = w; break; }
@@ -478,8 +569,9 @@
              blurb: `agent${two}-blurb`, summary: `agent${two}-summary` };
   }
 
-  // The chosen agent's one-line description, and behind "Advanced" its internal name, source
-  // and parameter inputs (the preset's values or the defaults).
+  // The chosen agent's one-line description, and behind "Advanced" what it is in plain words
+  // with a link to its page of the docs, and its settings (the preset's values or the
+  // defaults), each with its help.
   function renderParams(which) {
     const r = roles(which);
     const select = $(`[data-role="${r.select}"]`);
@@ -493,14 +585,21 @@
     const editable = family && family.spec_allowed;
     const info = preset ? presetInfo(name) : familyInfo(name);
     $(`[data-role="${r.blurb}"]`).textContent = info.blurb;
+    const summary = $(`[data-role="${r.summary}"]`);
+    summary.textContent = `${info.label}: ${info.blurb} `;
+    const more = document.createElement("a");
+    more.href = info.doc;
+    more.target = "_blank";
+    more.rel = "noopener";
+    more.textContent = "More about it";
+    summary.appendChild(more);
+    summary.append(editable ? ". Changing a setting below makes a custom opponent."
+      : ". This server offers it with these settings only.");
     if (family) {
-      $(`[data-role="${r.summary}"]`).textContent =
-        `${preset ? `preset ${preset.name} = ${preset.spec}; ` : ""}${family.name} `
-        + `[${family.source}]: ${family.summary}`;
       for (const p of family.params) {
         const row = document.createElement("label");
         row.className = "param";
-        row.title = p.help;
+        row.title = plainHelp(p.help);
         const label = document.createElement("span");
         label.textContent = p.name;
         row.appendChild(label);
@@ -529,7 +628,7 @@
         row.appendChild(input);
         const help = document.createElement("small");
         help.className = "help";
-        help.textContent = p.help;
+        help.textContent = plainHelp(p.help);
         row.appendChild(help);
         box.appendChild(row);
       }
@@ -587,7 +686,10 @@
   function selectAgent(which, player) {
     if (!player || player.human) return;
     const select = $(`[data-role="${roles(which).select}"]`);
-    for (const v of [`preset:${player.agent}`, `agent:${player.agent}`]) {
+    // a family listed as a preset (best: the Strongest level) is found by its spec
+    const same = welcome.presets.find((p) => p.spec === player.spec && p.name !== ANALYST_PRESET);
+    for (const v of [`preset:${player.agent}`, `agent:${player.agent}`,
+                     same ? `preset:${same.name}` : ""]) {
       if (Array.from(select.options).some((o) => o.value === v)) {
         select.value = v;
         renderParams(which);
@@ -756,7 +858,10 @@
     positions = replay(s);
     if (view !== null && view >= s.ply) view = null;
     if (hints && hints.ply !== s.ply) hints = null;
-    if (live && live.ply !== s.ply) live = null;
+    analyst = new Map(s.analyst || []);
+    for (const k of Object.keys(details)) {
+      if (!analyst.has(Number(k)) || analyst.get(Number(k)) !== details[k].value) delete details[k];
+    }
     // An analysis holds while the game only goes on from the moves it analysed.
     if (analysis && s.moves.slice(0, analysis.of.length).join() !== analysis.of.join()) {
       analysis = null;
@@ -796,6 +901,7 @@
 
     enableButtons();
     if (!s.thinking && !s.hinting) $('[data-role="progress"]').hidden = true;
+    renderHintNote();
     renderMoves();
     renderGraph();
     renderEvalBar();
@@ -875,7 +981,8 @@
       const was = animate ? shownBoard[i] : c;
       const flipped = (was === "b" || was === "w") && (c === "b" || c === "w") && was !== c;
       const placed = was === "." && c !== ".";
-      sq.classList.remove("flip", "placed");
+      // a redraw of the same board (a later state: a value, a hint) keeps the last animation
+      if (text !== shownBoard) sq.classList.remove("flip", "placed");
       if (flipped || placed) {
         void sq.offsetWidth;   // restart the animation
         sq.classList.add(flipped ? "flip" : "placed");
@@ -921,6 +1028,7 @@
     const k = Math.max(0, Math.min(state.ply, p));
     view = k === state.ply ? null : k;
     drawBoard();
+    renderHintNote();
     enableButtons();
     renderMoves();
     renderGraph();
@@ -999,6 +1107,19 @@
     return out;
   }
 
+  // The analyst's values, black's discs, by ply: the server's (live evaluation, hints, the
+  // whole-game analysis), and each analysed move's value after it where nothing else is known.
+  function analystSeries() {
+    const out = new Map(analyst);
+    if (analysis) {
+      for (const [k, a] of Object.entries(analysis.moves)) {
+        const p = Number(k) + 1;
+        if (a.after !== null && !out.has(p)) out.set(p, a.after);
+      }
+    }
+    return out;
+  }
+
   function renderGraph() {
     const s = state;
     const svg = $('[data-role="graph"]');
@@ -1007,8 +1128,8 @@
     const W = 300, H = 120;
     const MAXP = Math.max(60, s.ply);
     const series = seriesOf();
-    const values = s.evals.map(([, v]) => v);
-    if (analysis) for (const a of Object.values(analysis.moves)) values.push(a.after);
+    const judged = analystSeries();
+    const values = s.evals.map(([, v]) => v).concat(Array.from(judged.values()));
     const span = Math.max(16, ...values.filter((v) => v !== null).map((v) => Math.min(64, Math.abs(v))));
     const x = (p) => (p / MAXP) * W;
     const y = (v) => H / 2 - (Math.max(-span, Math.min(span, v)) / span) * (H / 2 - 6);
@@ -1024,7 +1145,7 @@
     el("line", { x1: x(shownPly()), y1: 0, x2: x(shownPly()), y2: H }, "now");
     el("text", { x: 4, y: 11 }, "label").textContent = `black +${Math.round(span)}`;
     el("text", { x: 4, y: H - 4 }, "label").textContent = `white +${Math.round(span)}`;
-    const draw = (pts, cls, name) => {
+    const draw = (pts, cls, name, whose) => {
       if (!pts.length) return;
       const pl = el("polyline", {
         points: pts.map(([p, v]) => `${x(p).toFixed(1)},${y(v).toFixed(1)}`).join(" "),
@@ -1033,15 +1154,17 @@
       pl.dataset.points = String(pts.length);
       for (const [p, v] of pts) {
         const dot = el("circle", { cx: x(p).toFixed(1), cy: y(v).toFixed(1), r: "1.8" }, `dot ${cls}`);
+        dot.dataset.ply = String(p);
+        dot.dataset.value = String(v);
         const tip = document.createElementNS(NS, "title");
-        tip.textContent = `ply ${p}: ${num(v, 1, true)}`;
+        tip.textContent = `ply ${p}: ${num(v, 1, true)} discs for black (${whose})`;
         dot.appendChild(tip);
       }
     };
+    const pts = Array.from(judged.entries()).filter(([, v]) => v !== null)
+      .sort((a, b) => a[0] - b[0]);
+    draw(pts, "analysis", "analysis", `the analyst, ${analystLabel()}`);
     if (analysis) {
-      const pts = Object.entries(analysis.moves).map(([k, a]) => [Number(k) + 1, a.after])
-        .filter(([, v]) => v !== null).sort((a, b) => a[0] - b[0]);
-      draw(pts, "analysis", "analysis");
       for (const [k, a] of Object.entries(analysis.moves)) {
         if (a.loss !== null && a.loss >= 2 && a.after !== null) {
           const mark = el("circle", { cx: x(Number(k) + 1).toFixed(1), cy: y(a.after).toFixed(1),
@@ -1050,48 +1173,60 @@
         }
       }
     }
-    draw(series.black, "black", "black");
-    draw(series.white, "white", "white");
+    draw(series.black, "black", "black", `${sideName(s, "black")}'s own view`);
+    draw(series.white, "white", "white", `${sideName(s, "white")}'s own view`);
     svg.dataset.points = String(s.evals.length);
     svg.dataset.series = ["black", "white"].filter((c) => series[c].length).join(",");
     const legend = $('[data-role="legend"]');
     legend.innerHTML = "";
+    if (pts.length) {
+      const item = document.createElement("span");
+      item.className = "key analysis";
+      item.textContent = `Analyst (${analystLabel()})`;
+      legend.appendChild(item);
+    }
     for (const c of ["black", "white"]) {
       if (!series[c].length) continue;
       const item = document.createElement("span");
       item.className = `key ${c}`;
-      item.textContent = `${sideName(s, c)}'s view`;
-      legend.appendChild(item);
-    }
-    if (analysis) {
-      const item = document.createElement("span");
-      item.className = "key analysis";
-      item.textContent = "analysis";
+      item.textContent = `${sideName(s, c)}'s own view`;
       legend.appendChild(item);
     }
   }
 
-  // The bar beside the board: black's share grows with black's expected disc margin.
+  // The bar beside the board: black's share grows with black's expected disc margin, as the
+  // analyst values the position shown (or, before it has, the last position it valued).
   function renderEvalBar() {
     const s = state;
     const p = shownPly();
-    let v = null;
-    if (view === null && live && live.ply === s.ply) v = live.value;
-    if (v === null && analysis && analysis.moves[p - 1] && analysis.moves[p - 1].after !== null) {
-      v = analysis.moves[p - 1].after;
+    const judged = analystSeries();
+    let v = null, from = p;
+    if (judged.has(p)) {
+      v = judged.get(p);
+    } else {
+      let last = -1;
+      for (const [q, e] of judged) if (q < p && e !== null && q > last) { last = q; v = e; }
+      if (last >= 0) from = last;
+      if (v === null && s.start === START && s.start_side === "black") {
+        v = 0;   // the usual start is even
+        from = 0;
+      }
     }
-    if (v === null) {
-      for (const [q, e] of s.evals) if (q <= p) v = e;
-    }
-    if (v === null && p === 0) v = 0;
     const bar = $('[data-role="evalbar"]');
     const share = v === null ? 0.5 : 0.5 + 0.5 * Math.tanh(v / 24);
     $('[data-role="evalfill"]').style.height = `${(share * 100).toFixed(1)}%`;
     const txt = v === null ? "" : num(v, Math.abs(v) >= 10 ? 0 : 1, true);
     $('[data-role="evaltext"]').textContent = txt;
     bar.dataset.eval = v === null ? "" : String(v);
+    bar.dataset.ply = v === null ? "" : String(from);
     bar.setAttribute("aria-valuenow", v === null ? "0" : String(v));
     bar.classList.toggle("white-ahead", v !== null && v < 0);
+    const d = details[from];
+    const effort = d ? effortText(d) : "";
+    bar.title = v === null ? `The analyst (${analystLabel()}) has not valued this position yet.`
+      : `${num(v, 1, true)} discs for black at the end with good play, by the analyst `
+        + `(${analystLabel()}${effort ? `, ${effort}` : ""})`
+        + (from !== p ? `; the last position it valued, after move ${from}` : "");
   }
 
   // --- whole-game analysis ----------------------------------------------------------------
@@ -1153,27 +1288,32 @@
   }
 
   // --- search output --------------------------------------------------------------------
+  let hintBudget = 0;
+
   function onThinking(msg) {
     progressStart = performance.now();
-    showProgress(msg.kind === "hint" ? "Evaluating every move…" : "Thinking…", 0, msg.time);
+    hintBudget = msg.time || 0;
+    showProgress(msg.kind === "hint" ? `The analyst (${analystLabel()}) is valuing every move…`
+      : "Thinking…", 0, msg.time);
     if (state) {
       state.hinting = msg.kind === "hint";
       enableButtons();
     }
   }
 
+  // A search in progress: the opponent's (its own view of the game, which never moves the bar)
+  // or the analyst's hint.  Each number says whose discs it counts.
   function onProgress(msg) {
-    const effort = msg.depth !== undefined ? `depth ${msg.depth} · ${fmt(msg.nodes)} nodes`
-      : `${fmt(msg.visits)} visits`;
-    const ev = num(msg.eval, 1, true);
-    const what = msg.kind === "hint" ? "Evaluating" : `${NAMES[msg.color]} thinking`;
-    const budget = state ? (state.time || 0) : 0;
-    showProgress(`${what}: ${effort} · best ${msg.best || "?"} (${ev}) · ${num(msg.elapsed, 2)} s`,
+    const effort = [effortText(msg), msg.nodes ? `${fmt(msg.nodes)} nodes` : ""]
+      .filter(Boolean).join(" · ");
+    const who = NAMES[msg.color];
+    const ev = `${num(msg.eval, 1, true)} discs for ${who}`;
+    const hint = msg.kind === "hint";
+    const what = hint ? `Analyst (${analystLabel()})` : `${state ? sideName(state, msg.color) : who} thinking`;
+    const budget = hint ? hintBudget : state ? (state.time || 0) : 0;
+    showProgress(`${what}: ${effort} · best ${msg.best || "?"} `
+      + `(${ev}${hint ? "" : ", its own view"}) · ${num(msg.elapsed, 1)} s`,
       msg.elapsed, budget);
-    if (state && msg.ply === state.ply) {
-      live = { ply: msg.ply, value: msg.color === "black" ? msg.eval : -msg.eval };
-      renderEvalBar();
-    }
   }
 
   function showProgress(text, elapsed, budget) {
@@ -1200,9 +1340,52 @@
     return (signed && r > 0 ? "+" : "") + String(r);
   }
 
+  // The analyst's value of a position (black's discs), from the live evaluation: the state
+  // that follows carries the value, this message what the search was.
+  function onEval(msg) {
+    details[msg.ply] = msg;
+  }
+
   function onHints(msg) {
-    hints = msg;
+    // The best move marked is the one with the highest value shown (a tree's most visited
+    // move may not be).
+    let best = null;
+    for (const m of msg.moves) {
+      if (m.eval !== null && (best === null || m.eval > best.eval
+                              || (m.eval === best.eval && m.square === msg.best))) best = m;
+    }
+    hints = { ...msg, best: best ? best.square : msg.best };
+    if (msg.value !== undefined) details[msg.ply] = { ...msg, exact: false };
     if (state) render(state);
+  }
+
+  // Who gives the hints, the bar and the analysis, in the evaluation box.
+  function renderAnalystNote() {
+    const note = $('[data-role="analyst-note"]');
+    note.textContent = `Hints, the bar and "Analyse the game" come from the analyst: `
+      + `${analystLabel()}, the strongest engine this server allows, never your opponent. `
+      + "The values count discs at the end of the game for black (on the board: for the side "
+      + "to move). ";
+    const more = document.createElement("a");
+    more.href = DOCS.web;
+    more.target = "_blank";
+    more.rel = "noopener";
+    more.textContent = "How it works";
+    note.appendChild(more);
+  }
+
+  function renderHintNote() {
+    const note = $('[data-role="hint-note"]');
+    const shown = hints && view === null && !editing && state && hints.ply === state.ply;
+    note.hidden = !shown;
+    if (!shown) return;
+    const humans = ["black", "white"].filter((c) => state.players[c].human);
+    const whose = humans.length === 1 && humans[0] === hints.color ? "your"
+      : `${NAMES[hints.color]}'s`;
+    const effort = effortText(hints);
+    note.textContent = `Hint by the analyst (${analystLabel()}${effort ? `, ${effort}` : ""}): `
+      + `each number is ${whose} disc margin at the end after that move, with good play on `
+      + `both sides. Best: ${hints.best || "?"}.`;
   }
 
   function drawHints() {
@@ -1212,7 +1395,9 @@
       const span = document.createElement("span");
       span.className = "hint" + (m.square === hints.best ? " best" : "");
       span.textContent = num(m.eval, Math.abs(m.eval) >= 10 || m.exact ? 0 : 1, true);
-      span.title = m.exact ? "exact (solved)" : `${m.visits} visits`;
+      span.title = `${num(m.eval, 2, true)} discs for ${NAMES[hints.color]}: `
+        + (effortText(m.exact ? { exact: true } : { ...m, selectivity: hints.selectivity })
+           || effortText(hints));
       sq.dataset.eval = String(m.eval);
       sq.appendChild(span);
     }
@@ -1226,12 +1411,42 @@
   }
 
   // --- errors ---------------------------------------------------------------------------
-  function showError(text) {
-    const box = $('[data-role="error"]');
+  // Each error is shown right after the row of the control that caused it (the board's: under
+  // the status line), stays until the next action of that control, and goes when an answer to
+  // a request from it is not an error.  It is scrolled into view: on a phone the control may be
+  // far from the board.
+  const pending = new Map();   // request id -> the control that sent it
+  const succeeded = new Map(); // request id -> what to do once it is answered without an error
+  const errors = new Map();    // control -> its error element
+  let acting = null;           // the control whose action runs now
+
+  function generalPlace() {
+    return $('[data-role="status"]');
+  }
+
+  function placeOf(el) {
+    return el.closest(".row, .actions, .nav, label") || el;
+  }
+
+  function showError(text, control) {
+    const at = control || generalPlace();
+    let box = errors.get(at);
+    if (!box || !box.isConnected) {
+      box = document.createElement("p");
+      box.className = "error";
+      box.dataset.role = "error";
+      box.setAttribute("role", "alert");
+      placeOf(at).after(box);
+      errors.set(at, box);
+    }
     box.textContent = text;
-    box.hidden = false;
-    clearTimeout(errorTimer);
-    errorTimer = setTimeout(() => { box.hidden = true; }, 8000);
+    box.scrollIntoView({ block: "nearest" });
+  }
+
+  function clearError(place) {
+    const box = errors.get(place);
+    if (box) box.remove();
+    errors.delete(place);
   }
 
   // --- actions --------------------------------------------------------------------------
@@ -1260,17 +1475,24 @@
     "export-ggf": () => { exportKind = "ggf"; send({ type: "export" }); },
     "export-moves": () => { exportKind = "moves"; send({ type: "export" }); },
     import: () => {
-      hints = null;
-      view = null;
-      analysis = null;
-      resetClock();
-      send({ type: "import", text: $('[data-role="record"]').value });
+      // the game changes (and the clock starts again) once the server has taken the record
+      const id = send({ type: "import", text: $('[data-role="record"]').value });
+      if (id !== null) {
+        succeeded.set(id, () => { hints = null; view = null; analysis = null; resetClock(); });
+      }
     },
   };
   $$("button[data-action]").forEach((b) => {
     b.addEventListener("click", () => {
       const fn = actions[b.dataset.action];
-      if (fn) fn();
+      if (!fn) return;
+      acting = b;
+      clearError(acting);   // the next action there: its old error goes
+      try {
+        fn();
+      } finally {
+        acting = null;
+      }
     });
   });
   document.addEventListener("keydown", (ev) => {
