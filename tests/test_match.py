@@ -149,6 +149,7 @@ def test_sprt():
 
 # --- tournaments with in-process agents ---------------------------------------------------------
 
+@pytest.mark.slow  # a tournament
 def test_round_robin_of_three_agents(tmp_path):
     players = ["agent:random", "agent:pseudo-random", FAST]
     config = _config(tmp_path, players, games=4)
@@ -247,6 +248,7 @@ def test_kill_and_resume_keeps_every_game_once(tmp_path):
                   concurrency=1, progress=False, plots=False)
 
 
+@pytest.mark.slow  # a match process killed and rerun
 def test_cli_killed_with_sigkill_resumes(tmp_path):
     out = tmp_path / "cli"
     args = [PY, "-m", "clients.match.cli", "agent:random", "agent:uct:iterations=400",
@@ -280,6 +282,7 @@ def test_sprt_stops_a_decided_match(tmp_path):
 
 # --- engines over pipes and sockets -------------------------------------------------------------
 
+@pytest.mark.slow  # whole games against engine processes
 def test_gtp_nboard_and_zmq_engines_take_part(tmp_path):
     from engine_server.serve.zmq_server import ServerConfig, ZmqServer
     from engine_server.session import EngineOptions
@@ -341,6 +344,7 @@ def test_nboard_clock_carries_a_per_move_limit_and_a_game_clock():
     assert budget == pytest.approx(2.0 - TimeManager().lag_buffer)
 
 
+@pytest.mark.slow  # whole games between engine processes
 def test_nboard_engines_play_a_per_move_limit_from_the_ggf_clock(tmp_path):
     log = tmp_path / "to_engine.txt"
     engine = f"{PY} -m engine_server --no-warmup"
@@ -450,6 +454,7 @@ FAKE_GTP = textwrap.dedent('''\
     ''')
 
 
+@pytest.mark.slow  # a gauntlet against engine processes
 def test_faulty_engines_lose_with_the_right_reason(tmp_path):
     script = tmp_path / "fake_gtp.py"
     script.write_text(FAKE_GTP)
@@ -489,6 +494,7 @@ def test_faulty_engines_lose_with_the_right_reason(tmp_path):
     assert "played d4" in next(r["detail"] for r in recs if r["reason"] == "illegal")
 
 
+@pytest.mark.slow  # whole games against engine processes
 def test_game_clock_is_enforced_and_sent(tmp_path):
     script = tmp_path / "fake_gtp.py"
     script.write_text(FAKE_GTP)
@@ -566,6 +572,7 @@ CS303_AI = textwrap.dedent('''\
     ''')
 
 
+@pytest.mark.slow  # whole games as the CS303 judge runs them
 def test_cs303_ai_files_play_as_the_judge_runs_them(tmp_path):
     files = {}
     for mode in ("ok", "slow", "raise"):
@@ -684,6 +691,7 @@ def _pool_work(task: dict) -> str:
     return task["key"]
 
 
+@pytest.mark.slow  # spawned worker processes
 def test_pool_replays_only_the_game_a_dead_worker_held(tmp_path):
     tasks = [{"key": f"g{i}", "kind": "ok"} for i in range(5)]
     tasks[2] = {"key": "g2", "kind": "die_once", "marker": str(tmp_path / "died")}
@@ -694,6 +702,7 @@ def test_pool_replays_only_the_game_a_dead_worker_held(tmp_path):
     assert (tmp_path / "died").exists()
 
 
+@pytest.mark.slow  # spawned worker processes
 def test_pool_interrupt_kills_a_worker_that_ignores_sigterm(tmp_path, monkeypatch):
     monkeypatch.setattr(P, "TERM_WAIT", 0.5)
     marker = tmp_path / "stuck.pid"
@@ -710,3 +719,127 @@ def test_pool_interrupt_kills_a_worker_that_ignores_sigterm(tmp_path, monkeypatc
     pid = int(marker.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # killed and reaped
+
+
+# Submissions that fail the way students' files do, each named as the course names it.
+FAULTY_AI = textwrap.dedent('''\
+    import time
+    MODE = {mode!r}
+    DIRS = [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)]
+
+    class AI(object):
+        def __init__(self, chessboard_size, color, time_out):
+            if MODE == "init":
+                raise RuntimeError("bad constructor")
+            self.color = color
+            self.candidate_list = []
+
+        def legal(self, board):
+            out = []
+            for r in range(8):
+                for c in range(8):
+                    if board[r][c] != 0:
+                        continue
+                    for dr, dc in DIRS:
+                        rr, cc, seen = r + dr, c + dc, False
+                        while 0 <= rr < 8 and 0 <= cc < 8 and board[rr][cc] == -self.color:
+                            rr, cc, seen = rr + dr, cc + dc, True
+                        if seen and 0 <= rr < 8 and 0 <= cc < 8 and board[rr][cc] == self.color:
+                            out.append((r, c))
+                            break
+            return out
+
+        def go(self, chessboard):
+            self.candidate_list.clear()
+            if MODE == "sleep":
+                time.sleep(30)  # the judge's timer cuts it with nothing in the list
+            moves = self.legal(chessboard)
+            if MODE == "empty":
+                return
+            self.candidate_list.extend(moves)
+            if MODE == "slow":
+                time.sleep(0.4)
+            self.candidate_list.append({{"occupied": (3, 3), "outside": (9, 9),
+                                        "noflip": (0, 0), "list": [2, 3]}}.get(MODE, moves[0]))
+    ''')
+
+
+def _faulty(tmp_path: Path, mode: str) -> Path:
+    path = tmp_path / f"{mode}.py"
+    path.write_text(FAULTY_AI.format(mode=mode))
+    return path
+
+
+@pytest.mark.parametrize("mode, reason, words", [
+    ("sleep", "timeout", "timeout: go ran past time_out (0.3 s) with an empty candidate_list"),
+    ("empty", "illegal", "empty candidate_list (a pass) while moves exist: (2, 3), "),
+    ("occupied", "illegal", "candidate_list[-1] = (3, 3) is an occupied square"),
+    ("outside", "illegal", "candidate_list[-1] = (9, 9) is outside the board"),
+    ("noflip", "illegal", "candidate_list[-1] = (0, 0) flips nothing"),
+    ("init", "crash", "exception in __init__: RuntimeError: bad constructor"),
+])
+def test_cs303_faults_are_named_as_the_course_names_them(tmp_path, mode, reason, words):
+    from clients.match.players import Cs303Player, PlayerError, Turn
+    from engine_server.game import Color
+
+    player = Cs303Player(PlayerSpec.parse(f"cs303:{_faulty(tmp_path, mode)}"),
+                         TimeControl(move_time=0.3, grace=3.0))
+    game = Game()
+    try:
+        with pytest.raises(PlayerError) as e:
+            player.new_game(game, Color.BLACK, 1)
+            player.genmove(Turn(game, Color.BLACK, None, [], 3.3))
+    finally:
+        player.kill()
+    assert e.value.reason == reason and words in str(e.value), str(e.value)
+
+
+def test_a_cs303_go_cut_with_an_empty_list_loses_on_time_and_the_clock_is_excess_total_time(
+        tmp_path):
+    sleep = f"sleep=cs303:{_faulty(tmp_path, 'sleep')}"
+    config = _config(tmp_path, ["agent:random", sleep], games=1, swap=False, rules="reversed",
+                     openings="start", tc=TimeControl(move_time=0.3, grace=3.0), name="a")
+    (task,) = schedule(config)
+    rec = play_game(task, PlayerCache())
+    assert (rec["loser"], rec["reason"]) == ("white", "timeout"), rec["detail"]
+    assert rec["ggf"].count(":t]") == 1
+    slow = f"slow=cs303:{_faulty(tmp_path, 'slow')}"
+    config = _config(tmp_path, [slow, "agent:random"], games=1, swap=False, rules="reversed",
+                     openings="start", tc=TimeControl(clock=1.0, grace=0.2), name="b")
+    (task,) = schedule(config)
+    rec = play_game(task, PlayerCache())
+    assert (rec["loser"], rec["reason"]) == ("black", "timeout")
+    # over the clock while the referee waits, or after the answer: the course's words
+    assert rec["detail"].startswith("excess total time: "), rec["detail"]
+    assert "clock" in rec["detail"]
+
+
+def test_course_staff_play_a_folder_of_submissions_by_glob_and_resume(tmp_path, capsys):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "11111111.py").write_text(CS303_AI.format(mode="ok").replace(
+        "self.calls += 1", "self.calls += 1\n        print('thinking...')"))  # prints: harmless
+    (subs / "22222222.py").write_text(FAULTY_AI.format(mode="sleep"))
+    (subs / "33333333.py").write_text(CS303_AI.format(mode="raise"))
+    out = tmp_path / "standings"
+    argv = [f"cs303:{subs}/*.py", "--format", "round-robin", "--rules", "reversed",
+            "--games", "1", "--no-swap", "--openings", "start", "--move-time", "0.3",
+            "--grace", "3", "--concurrency", "2", "--out", str(out), "--no-plots",
+            "--no-progress"]
+    assert cli_main(argv) == 0
+    table = capsys.readouterr().out
+    assert "3/3 games" in table
+    for student in ("11111111", "22222222", "33333333"):
+        assert f"\n{student} " in table
+    recs = {frozenset((r["black"], r["white"])): r for r in _journal(MatchConfig(
+        players=["a", "b"], out=out))}
+    sleep_vs_ok = recs[frozenset(("11111111", "22222222"))]
+    assert sleep_vs_ok["reason"] == "timeout" and "empty candidate_list" in sleep_vs_ok["detail"]
+    raised = recs[frozenset(("11111111", "33333333"))]
+    assert raised[raised["loser"]] == "33333333" and raised["reason"] == "crash"
+    assert raised["detail"].startswith("exception in go: ValueError: student bug")
+    # run again: nothing left to play, the same standings
+    assert cli_main(argv) == 0
+    assert "3/3 games" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli_main([f"cs303:{tmp_path}/none/*.py", "agent:random", "--out", str(tmp_path / "x")])

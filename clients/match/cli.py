@@ -10,9 +10,11 @@ The results table goes to stdout; the progress bar and logs go to stderr.
 from __future__ import annotations
 
 import argparse
+import glob
 import hashlib
 import json
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -33,7 +35,8 @@ if TYPE_CHECKING:  # Dask is an optional extra, imported only for --cluster
 EPILOG = """\
 players: agent:SPEC (in-process, e.g. agent:uct:c=1), gtp:COMMAND, nboard:COMMAND (engine
 subprocesses, e.g. "gtp:edax -gtp"), zmq:ENDPOINT (a remote othello-engine), cs303:FILE.py
-(a CS303 AI class).  Prefix NAME= to name a player, e.g. strong=agent:uct:iterations=2000.
+(a CS303 AI class; "cs303:DIR/*.py" seats every matching file, each named after its file).
+Prefix NAME= to name a player, e.g. strong=agent:uct:iterations=2000.
 
 Running again with the same arguments resumes from DIR/journal.jsonl.
 
@@ -188,6 +191,29 @@ def _install_sigterm() -> None:
     signal.signal(signal.SIGTERM, on_term)
 
 
+_NAME_OK = re.compile(r"^[A-Za-z0-9_.+#-]+$")
+
+
+def expand_players(players: list[str]) -> list[str]:
+    """``cs303:DIR/*.py`` (quoted or not: the shell leaves a pattern that starts with
+    ``cs303:`` alone) becomes one player per matching file, in name order, each named after
+    its file (a student id), or after its path when two files share a name."""
+    out: list[str] = []
+    for text in players:
+        kind, sep, target = text.strip().partition(":")
+        if kind.strip().lower() != "cs303" or not sep or not glob.has_magic(target):
+            out.append(text)
+            continue
+        files = sorted(f for f in glob.glob(target.strip()) if os.path.isfile(f))
+        if not files:
+            raise MatchError(f"no file matches {text!r}")
+        stems = [Path(f).stem for f in files]
+        for f, stem in zip(files, stems):
+            name = stem if stems.count(stem) == 1 else str(Path(f).with_suffix(""))
+            out.append(f"{name}=cs303:{f}" if _NAME_OK.match(name) else f"cs303:{f}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] == "reproduce":
@@ -205,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
                      nboard_depth=args.nboard_depth)
     try:
         sprt = Sprt.parse(args.sprt) if args.sprt else None
-        config = MatchConfig(players=args.players, out=Path(args.out or "."), games=args.games,
+        config = MatchConfig(players=expand_players(args.players), out=Path(args.out or "."),
+                             games=args.games,
                              format=args.format, rules=args.rules, tc=tc,
                              openings=args.openings, seed=args.seed, swap=not args.no_swap,
                              sprt=sprt)

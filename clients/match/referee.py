@@ -26,6 +26,7 @@ from .players import (
     Player,
     PlayerError,
     PlayerSpec,
+    PlayerTimeout,
     TimeControl,
     Turn,
     ggf_clock,
@@ -188,11 +189,14 @@ def play_game(task: GameTask, cache: PlayerCache | None = None) -> dict:
             reply = side.player.genmove(turn)
         except PlayerError as e:
             detail = str(e)
-            if e.reason == "timeout":
-                bound = ("the move limit" if clock_left is None or
-                         (tc.move_time is not None and tc.move_time <= clock_left[color])
-                         else f"the clock ({max(0.0, clock_left[color]):.3f} s left)")
-                detail += f"; waited for {bound} + {tc.grace:g} s grace"
+            if isinstance(e, PlayerTimeout) and e.waited:
+                by_clock = clock_left is not None and (
+                    tc.move_time is None or tc.move_time > clock_left[color])
+                bound = (f"the clock ({max(0.0, clock_left[color]):.3f} s left)"
+                         if by_clock and clock_left is not None else "the move limit")
+                detail = side.player.fault_detail(
+                    "clock" if by_clock else "move_time",
+                    f"{detail}; waited for {bound} + {tc.grace:g} s grace")
             lose(color, e.reason, detail)
             break
         elapsed = time.monotonic() - t0
@@ -203,14 +207,16 @@ def play_game(task: GameTask, cache: PlayerCache | None = None) -> dict:
             side.playouts += int(reply.stats["playouts"])
             side.searched += 1
         if tc.move_time is not None and elapsed > tc.move_time + tc.grace:
-            lose(color, "timeout", f"move took {elapsed:.3f} s; the limit is {tc.move_time:g} s "
-                                   f"+ {tc.grace:g} s grace")
+            lose(color, "timeout", side.player.fault_detail(
+                "move_time", f"move took {elapsed:.3f} s; the limit is {tc.move_time:g} s "
+                             f"+ {tc.grace:g} s grace"))
             break
         if clock_left is not None:
             clock_left[color] -= elapsed
             if clock_left[color] < -tc.grace:
-                lose(color, "timeout", f"clock fell to {clock_left[color]:.3f} s "
-                                       f"(grace {tc.grace:g} s)")
+                lose(color, "timeout", side.player.fault_detail(
+                    "clock", f"clock fell to {clock_left[color]:.3f} s of {tc.clock:g} s "
+                             f"(grace {tc.grace:g} s)"))
                 break
             clock_left[color] += tc.increment
         if reply.move is None:

@@ -30,6 +30,7 @@ from .base import (
     Player,
     PlayerCrash,
     PlayerError,
+    PlayerIllegal,
     PlayerProtocolError,
     PlayerSpec,
     PlayerTimeout,
@@ -53,5 +54,6 @@ def make_player(spec: PlayerSpec, tc: TimeControl) -> Player:
 
 __all__ = ["AgentPlayer", "COMMAND_TIMEOUT", "CS303_DEFAULT_TIME_OUT", "Cs303Player", "GtpPlayer",
            "KINDS", "NBoardPlayer", "PLAYER_CLASSES", "Player", "PlayerCrash", "PlayerError",
-           "PlayerProtocolError", "PlayerSpec", "PlayerTimeout", "Reply", "SETUP_TIMEOUT",
-           "TimeControl", "Turn", "ZmqPlayer", "ggf_clock", "make_player", "nboard_clock"]
+           "PlayerIllegal", "PlayerProtocolError", "PlayerSpec", "PlayerTimeout", "Reply",
+           "SETUP_TIMEOUT", "TimeControl", "Turn", "ZmqPlayer", "ggf_clock", "make_player",
+           "nboard_clock"]

@@ -27,7 +27,14 @@ class PlayerError(Exception):
 
 
 class PlayerTimeout(PlayerError):
+    """No answer within the referee's wait (``waited``), or a judge's own timer that left
+    nothing to play (``waited`` false: the referee's wait is not the story)."""
+
     reason = "timeout"
+
+    def __init__(self, message: str, waited: bool = True):
+        super().__init__(message)
+        self.waited = waited
 
 
 class PlayerCrash(PlayerError):
@@ -36,6 +43,13 @@ class PlayerCrash(PlayerError):
 
 class PlayerProtocolError(PlayerError):
     reason = "protocol"
+
+
+class PlayerIllegal(PlayerError):
+    """A move the rules do not allow, found by a player that reads its engine's answer as a
+    judge does (CS303's ``candidate_list``), named in that judge's words."""
+
+    reason = "illegal"
 
 
 def _player_error(e: EngineError, timeout: str, crash: str) -> PlayerError:
@@ -171,6 +185,11 @@ class Player:
 
     def observe(self, game: Game, move: int, color: Color) -> None:
         """A move this player did not generate (the opponent's, or its own forced pass)."""
+
+    def fault_detail(self, kind: str, detail: str) -> str:
+        """A referee's fault (``kind``: ``clock``, the game clock ran out; ``move_time``, a
+        move over the limit) in the words of the judge this player stands for."""
+        return detail
 
     def close(self) -> None:
         """End the engine politely (used between tournaments)."""
