@@ -9,6 +9,34 @@ from .protocol_harness import Harness
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 DATA = Path(__file__).resolve().parent / "data"
 
+# The slow tier (`make test` runs it, `make check` leaves it out with -m "not slow"): wheel
+# installs, cold compiles in second processes, soaks, fuzzing, whole games against a judge or
+# between processes, the browser.  Tests mark themselves with @pytest.mark.slow or a module's
+# pytestmark; the modules below do not import pytest, so they are marked here.
+SLOW_MODULES = {
+    "test_install.py": "builds a wheel and installs it in a fresh venv",
+    "test_kernel_cache.py": "cold compiles in second processes",
+    "test_numba_cache.py": "every kernel in second processes: a cold compile on a cold cache",
+}
+SLOW_TESTS = {
+    "test_cli.py": {
+        "test_bench_perft_and_search_print_json_lines": "benchmarks in a second process",
+        "test_bench_eval_times_both_evaluation_kernels": "benchmarks in a second process",
+        "test_bench_prints_the_latency_figures_the_tests_leave_to_it": "benchmarks",
+        "test_precompile_is_quiet_on_stderr": "compiles every kernel in a second process",
+        "test_cs303_check_on_a_terminal_prints_each_line_once": "the checker's judge games",
+    },
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects on the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.name
+        if module in SLOW_MODULES or \
+                getattr(item, "originalname", item.name) in SLOW_TESTS.get(module, {}):
+            item.add_marker(pytest.mark.slow)
+
 
 def data_file(name: str) -> Path:
     """A test data file: the copy in tests/data, else ../shared/data; skip when neither."""

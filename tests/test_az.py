@@ -98,6 +98,7 @@ def test_symmetries_move_planes_and_policy_targets_together(sample):
     assert maps == dihedral and all(len(set(m)) == 64 for m in maps)
 
 
+@pytest.mark.slow  # trains a network
 def test_a_tiny_network_learns_expert_moves_and_results(sample, tmp_path):
     s, _ = sample
     tr_idx, te_idx = data.split(s)
@@ -152,6 +153,7 @@ class _Killed(Exception):
     pass
 
 
+@pytest.mark.slow  # training runs, one killed and resumed
 def test_a_killed_run_resumes_from_its_checkpoint_to_the_same_state(sample, tmp_path):
     s, _ = sample
     tr_idx, _ = data.split(s)

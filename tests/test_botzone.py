@@ -106,6 +106,7 @@ def test_first_turns_of_both_colours_as_in_the_wiki_examples():
 
 
 @pytest.mark.parametrize("me", [Color.BLACK, Color.WHITE])
+@pytest.mark.slow  # a bot process per turn
 def test_forced_asymmetric_move_comes_back_as_x_column_y_row(me):
     moves = find_prefix(lambda p, m: p.side == me and only_move_off_diagonal(p, m),
                         seed=11 + int(me))
@@ -114,6 +115,7 @@ def test_forced_asymmetric_move_comes_back_as_x_column_y_row(me):
     assert answer_of(r) == pos.legal_moves()[0]
 
 
+@pytest.mark.slow  # a bot process per turn
 def test_our_pass_and_the_opponents_pass():
     must = find_prefix(lambda p, m: p.must_pass() and p.side == Color.WHITE, seed=21)
     r = run_bot(json.dumps(envelope(must, Color.WHITE)) + "\n", *QUICK)
@@ -156,6 +158,7 @@ def test_bad_input_is_a_clear_error_on_stderr_with_nothing_on_stdout():
     assert r.returncode == 2 and "unknown parameter 'nope'" in r.stderr
 
 
+@pytest.mark.slow  # a timed turn in a fresh process
 def test_one_shot_turn_stays_inside_time_limit():
     moves = find_prefix(lambda p, m: len(p.legal_moves()) >= 8, seed=41)
     pos = Game.from_moves(moves).position
@@ -199,6 +202,7 @@ class DeadlineRecorder:
         pass
 
 
+@pytest.mark.slow  # timed turns in a fresh process
 def test_the_first_turn_is_billed_from_the_process_start_and_later_ones_from_their_arrival():
     moves = find_prefix(lambda p, m: len(p.legal_moves()) >= 8, seed=41)
     pos = Game.from_moves(moves).position
@@ -261,6 +265,7 @@ def _json_move(line: str) -> int:
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.slow  # whole games against the Botzone judge's protocol
 def test_keep_running_plays_whole_games_with_bare_requests_and_passes(keep_running):
     # A random player passes about as often as its random opponent; the default agent's perfect
     # endgames make it pass too rarely for a dozen games to show both kinds.
@@ -296,6 +301,7 @@ def test_keep_running_plays_whole_games_with_bare_requests_and_passes(keep_runni
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.slow  # a keep-running bot process
 def test_keep_running_simplified_io_and_bad_lines_lose_nothing(keep_running):
     bot = keep_running(*QUICK)
     rng = random.Random(9)
@@ -358,6 +364,7 @@ def packed(tmp_path_factory):
     return root, numpy_only_env(root / "np", os.environ)
 
 
+@pytest.mark.slow  # builds the Botzone zip
 def test_pack_zip_holds_one_main_that_needs_only_numpy(packed):
     import ast
     import zipfile
@@ -375,6 +382,7 @@ def test_pack_zip_holds_one_main_that_needs_only_numpy(packed):
     assert probe.returncode != 0        # the bare interpreter cannot reach this project
 
 
+@pytest.mark.slow  # a whole game in a bare interpreter
 def test_pack_plays_a_full_game_keep_running_in_a_bare_interpreter(packed):
     root, env = packed
     rng = random.Random(11)
@@ -415,6 +423,7 @@ def test_pack_plays_a_full_game_keep_running_in_a_bare_interpreter(packed):
     assert game.is_over() and answers >= 12
 
 
+@pytest.mark.slow  # builds the Botzone zip
 def test_pack_answers_a_simplified_turn_and_exits_without_keep_running(packed):
     root, env = packed
     # white's first turn after black's d3 (x=3, y=2): the three legal replies are c3, e3, c5
@@ -433,6 +442,7 @@ def test_pack_refuses_agents_it_cannot_export(tmp_path, capsys):
     assert not (tmp_path / "b.zip").exists()
 
 
+@pytest.mark.slow  # builds the Botzone zip
 def test_pack_reports_bad_input_on_stderr_and_keeps_running(packed):
     # the packed bot reads input with the same code as othello-botzone: the same messages
     root, env = packed

@@ -108,6 +108,7 @@ def _journal(config: MatchConfig) -> list[dict]:
     return [json.loads(l) for l in (config.out / "journal.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow  # whole games on a Dask cluster
 def test_cluster_round_robin_is_the_local_round_robin(tmp_path, scheduler):
     local = _config(tmp_path, "local")
     remote = _config(tmp_path, "remote")
@@ -143,6 +144,7 @@ def _stall_once(task: GameTask, marker: str, target: str) -> object:
     return out
 
 
+@pytest.mark.slow  # whole games on a Dask cluster
 def test_a_worker_killed_mid_game_costs_that_game_only(tmp_path, scheduler, monkeypatch):
     _wait_workers(scheduler, 2)
     config = _config(tmp_path, "kill", players=["agent:random", "agent:ab:depth=1"], games=4)
@@ -179,6 +181,7 @@ def test_a_worker_killed_mid_game_costs_that_game_only(tmp_path, scheduler, monk
     assert target in keys
 
 
+@pytest.mark.slow  # whole games on a Dask cluster
 def test_a_killed_client_resumes_from_its_journal(tmp_path, scheduler):
     _wait_workers(scheduler, 2)
     out = tmp_path / "cli"
@@ -231,6 +234,7 @@ def _certificate(d: Path) -> tuple[str, str]:
     return str(cert), str(key)
 
 
+@pytest.mark.slow  # a scheduler process and a match over TLS
 def test_the_cluster_command_serves_a_match_over_tls_and_stops_on_sigterm(tmp_path,
                                                                           monkeypatch):
     if not shutil.which("openssl"):
@@ -262,6 +266,7 @@ def test_the_cluster_command_serves_a_match_over_tls_and_stops_on_sigterm(tmp_pa
 
 # --- the training commands' games ----------------------------------------------------------------
 
+@pytest.mark.slow  # self-play games on a Dask cluster
 def test_network_selfplay_and_gate_games_on_the_cluster_match_local_ones(tmp_path, scheduler):
     pytest.importorskip("torch")
     from papers.alphazero import export, selfplay
@@ -290,6 +295,7 @@ def test_network_selfplay_and_gate_games_on_the_cluster_match_local_ones(tmp_pat
     assert len(log.read_text().splitlines()) == 2
 
 
+@pytest.mark.slow  # self-play games on a Dask cluster
 def test_pattern_selfplay_chunks_on_the_cluster_are_the_local_data(tmp_path, scheduler):
     import numpy as np
 
@@ -305,6 +311,7 @@ def test_pattern_selfplay_chunks_on_the_cluster_are_the_local_data(tmp_path, sch
         assert np.array_equal(getattr(local, field), getattr(remote, field)), field
 
 
+@pytest.mark.slow  # self-play games on a Dask cluster
 def test_selfplay_shards_on_the_cluster_are_the_local_bytes(tmp_path, scheduler):
     from engine_server.eval import weights as wts
     from engine_server.game import Rules

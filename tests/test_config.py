@@ -78,6 +78,7 @@ def test_a_bad_file_is_refused_naming_the_line(text, line, words):
         assert msg.startswith(f"club.toml:{line}:") or f"line {line}" in msg, msg
 
 
+@pytest.mark.slow  # several engine processes
 def test_a_bad_file_stops_the_engine_at_start_and_flags_override_the_file(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[engine]\nname = \"Club\"\nmove_tme = 2\n")

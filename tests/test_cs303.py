@@ -211,6 +211,7 @@ def _move(a: Position, b: Position) -> int:
     return PASS if not added else added.bit_length() - 1
 
 
+@pytest.mark.slow  # a whole judge game
 def test_two_players_in_one_process_finish_a_judge_game():
     black, white = quick_ai(-1, seed=1), quick_ai(1, seed=2)
     rec = ck.play_judge_game(black, white, time_out=PATIENT)
@@ -315,6 +316,7 @@ def test_checker_fails_broken_players(tmp_path, kind):
     assert expect in failed, report.render()
 
 
+@pytest.mark.slow  # the checker's judge games
 def test_checker_cli_passes_the_ready_made_player():
     r = subprocess.run([sys.executable, "-m", "clients.cs303.cli", "check",
                         str(CS303 / "player.py"), "--time-out", "0.4", "--positions", "1"],

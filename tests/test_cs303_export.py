@@ -171,12 +171,14 @@ def test_export_refuses_agents_it_cannot_honour(tmp_path, capsys):
     assert (s.depth, s.solve, s.rules) == (6, 10, Rules.STANDARD)
 
 
+@pytest.mark.slow  # the checker's judge games
 def test_the_checker_passes_the_export(player_file):
     report = run_check(player_file, time_out=0.5, per_colour=1, seed=4)
     assert report.ok, report.render()
 
 
 # --- a bare interpreter, the judge's way ---------------------------------------------------------
+@pytest.mark.slow  # a whole judge game in a bare interpreter
 def test_a_game_in_a_bare_interpreter_with_two_players_in_one_process(player_file, bare_env,
                                                                        tmp_path):
     r = run_harness(sys.executable, player_file, bare_env, 0.5, 200, tmp_path)
@@ -198,6 +200,7 @@ def test_a_game_in_a_bare_interpreter_with_two_players_in_one_process(player_fil
     assert pos.discs() == (r["black"], r["white"])
 
 
+@pytest.mark.slow  # a full-time move in a bare interpreter
 def test_a_full_time_move_stays_under_the_judges_timer(player_file, bare_env, tmp_path):
     r = run_harness(sys.executable, player_file, bare_env, 5.0, 1, tmp_path)
     (took,) = r["seconds"]
@@ -217,6 +220,7 @@ def test_the_file_runs_on_python_37(player_file, tmp_path):
     assert r["python"].startswith("3.7") and r["problems"] == [] and r["leaked"] == []
 
 
+@pytest.mark.slow  # whole games
 def test_it_beats_the_random_agent_under_reversed_rules(player_file):
     ai_class = load_ai_class(player_file)
     opponent = make_agent("random", seed=3)

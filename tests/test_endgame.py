@@ -134,6 +134,7 @@ def test_small_endgames_match_the_python_negamax(rules, solver):
 
 
 @pytest.mark.parametrize("rules", ["standard", "reversed"])
+@pytest.mark.slow  # deep solves against plain alpha-beta
 def test_deeper_endgames_match_plain_alpha_beta(rules):
     # 8..14 empties reach the table, the sorted layer, the stability and transposition cutoffs.
     s = E.Solver(table_bits=14)  # a small table: replacements happen
@@ -162,6 +163,7 @@ def _local_entries(ctl: np.ndarray) -> list[tuple[Position, int, int]]:
     return out
 
 
+@pytest.mark.slow  # many solves
 def test_small_tables_hold_true_bounds_of_both_rule_variants():
     # Null-window nodes of SHALLOW + 1 to SIMPLE empties keep their bounds in the thread's small
     # tables (not in the big one); a wrong bound there would change some later solve's answer.
@@ -412,6 +414,7 @@ def _probe() -> dict:
     return run_probe(PROBE)
 
 
+@pytest.mark.slow  # kernels in a second process (a compile when the cache is cold)
 def test_second_process_loads_cached_solver_kernels():
     first = _probe()  # writes the cache if it is cold
     second = _probe()
@@ -440,6 +443,7 @@ def test_evaluation_ordering_finds_the_same_values_with_fewer_nodes(ffo_easy):
     assert nodes["eval"] < 0.9 * nodes["plain"], nodes
 
 
+@pytest.mark.slow  # many solves
 def test_positions_ordered_by_shallow_searches_are_solved_exactly():
     # FFO #40 (20 empties) and #41 (22): nodes from ORDER_SEARCH_MIN empties up sort their
     # moves by shallow searches over the evaluation, and the table's move goes first
@@ -481,6 +485,7 @@ def test_a_right_guess_searches_fewer_nodes_than_the_full_window(ffo_easy):
     assert guessed < 0.9 * full, (guessed, full)
 
 
+@pytest.mark.slow  # deep solves
 def test_solves_from_aspiration_min_empties_estimate_their_score_first():
     s = E.Solver(table_bits=18)
     plain = E.Solver(table_bits=18, aspiration=False)

@@ -24,6 +24,7 @@ def _ffo(k: int) -> tuple[Position, int, set[int]]:
 
 
 @pytest.mark.parametrize("rules", ["standard", "reversed"])
+@pytest.mark.slow  # deep solves on two threads
 def test_two_threads_find_the_single_thread_values_and_moves_that_reach_them(rules):
     one = E.Solver(table_bits=16)
     two = E.Solver(table_bits=16, threads=2)

@@ -32,6 +32,7 @@ def test_quit_exits_cleanly_in_both_protocols(first):
     assert eng.proc.wait(WAIT) == 0
 
 
+@pytest.mark.slow  # a long search in an engine process
 def test_quit_interrupts_a_long_genmove():
     eng = EngineProcess.ours("--agent", "uct:iterations=100000000", "--move-time", "60")
     eng.gtp("protocol_version")
@@ -43,6 +44,7 @@ def test_quit_interrupts_a_long_genmove():
     assert time.monotonic() - t0 < 60 / 3  # long before the 60 s move time
 
 
+@pytest.mark.slow  # a long search in an engine process
 def test_sigterm_during_search_exits_cleanly():
     eng = EngineProcess.ours("--agent", "uct:iterations=100000000", "--move-time", "60")
     eng.send("nboard 2")
@@ -62,6 +64,7 @@ def test_crlf_input():
     eng.close()
 
 
+@pytest.mark.slow  # long searches in an engine process
 def test_ping_is_answered_while_a_long_search_runs():
     eng = EngineProcess.ours("--agent", "uct:iterations=100000000")
     eng.send("nboard 2")
@@ -118,6 +121,7 @@ def _nboard_game_line(game: Game) -> str:
     return GgfRecord(start=game.start, moves=[MoveItem(m) for m in game.moves]).to_text()
 
 
+@pytest.mark.slow  # whole games between engine processes
 def test_full_game_engine_vs_engine_over_gtp():
     a, b = EngineProcess.ours(*FAST, "--seed", "1"), EngineProcess.ours(*FAST, "--seed", "2")
     game = Game()
@@ -141,6 +145,7 @@ def test_full_game_engine_vs_engine_over_gtp():
         assert e.proc.wait(WAIT) == 0
 
 
+@pytest.mark.slow  # whole games between engine processes
 def test_full_game_engine_vs_engine_over_nboard():
     a, b = EngineProcess.ours(*FAST, "--seed", "3"), EngineProcess.ours(*FAST, "--seed", "4")
     engines = {0: a, 1: b}
@@ -167,6 +172,7 @@ def test_full_game_engine_vs_engine_over_nboard():
         assert e.proc.wait(WAIT) == 0
 
 
+@pytest.mark.slow  # a timed first move in a fresh process
 def test_first_genmove_after_start_meets_its_budget():
     eng = EngineProcess.ours("--agent", "uct:iterations=100000000", "--move-time", "1.0")
     t0 = time.monotonic()

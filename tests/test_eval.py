@@ -110,6 +110,7 @@ def test_children_evaluated_from_their_parents_indices_equal_full_reads(rules):
 
 
 @pytest.mark.parametrize("stages", [30, 60])
+@pytest.mark.slow  # a fit of finer stages
 def test_finer_stages_read_the_weights_of_their_own_plies(stages, tmp_path):
     pos = random_positions(3000, seed=21)
     Ps = np.array([p for p, _ in pos], np.uint64)

@@ -39,6 +39,7 @@ def _late_mae(report):
     return float(np.mean([r["test_mae"] for r in report if r["stage"] >= 8]))
 
 
+@pytest.mark.slow  # pattern fits
 def test_a_fit_anchored_on_the_first_half_comes_close_to_fitting_both_halves(sample):
     test = sample.game % HOLDOUT == 0
     half = (sample.game // HOLDOUT) % 2 == 0
@@ -70,6 +71,7 @@ def test_a_fit_anchored_on_the_first_half_comes_close_to_fitting_both_halves(sam
     assert gap_anchored < 0.7 * gap_alone
 
 
+@pytest.mark.slow  # pattern fits
 def test_the_state_adds_each_fits_precision_and_survives_its_file(sample, tmp_path):
     first = _subset(sample, sample.game < 150)
     second = _subset(sample, sample.game >= 150)
@@ -119,6 +121,7 @@ def test_a_corrupt_or_mismatched_state_is_refused_by_name(tmp_path, capsys):
     assert not (tmp_path / "w.npz").exists()
 
 
+@pytest.mark.slow  # several training runs
 def test_the_train_command_carries_a_fit_forward(tmp_path, capsys):
     work = tmp_path / "work"
     common = ["patterns", "--wthor", str(DATA), "--solve-empties", "6", "--iterations", "5",

@@ -63,6 +63,7 @@ def _run(protocol: str, lines: list[str]) -> FuzzStats:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_lines("gtp"))
+@pytest.mark.slow  # fuzzing
 def test_gtp_answers_every_line_once_and_rejected_lines_change_nothing(lines):
     stats = _run("gtp", lines)
     assert not stats.failures, stats.failures
@@ -70,6 +71,7 @@ def test_gtp_answers_every_line_once_and_rejected_lines_change_nothing(lines):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_lines("nboard"))
+@pytest.mark.slow  # fuzzing
 def test_nboard_emits_only_protocol_lines_and_errors_change_nothing(lines):
     stats = _run("nboard", lines)
     assert not stats.failures, stats.failures
@@ -77,6 +79,7 @@ def test_nboard_emits_only_protocol_lines_and_errors_change_nothing(lines):
 
 @settings(max_examples=60, deadline=None)
 @given(st.randoms(use_true_random=False), st.sampled_from(["gtp", "nboard"]))
+@pytest.mark.slow  # fuzzing
 def test_mutations_of_valid_commands_are_answered(rng, protocol):
     base = fuzz_line(protocol, rng)
     stats = _run(protocol, [base, mutate(base, rng), mutate(mutate(base, rng), rng)])
@@ -142,6 +145,7 @@ def _feed(protocol: str, seed: int, last: str, n: int = 300) -> tuple[list[str],
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.slow  # fuzzing an engine process
 def test_stdio_gtp_engine_survives_fuzz_and_stdout_holds_only_responses():
     lines, stdout = _feed("gtp", 11, "protocol_version")
     count, heads, open_ = _gtp_responses(stdout)
@@ -151,6 +155,7 @@ def test_stdio_gtp_engine_survives_fuzz_and_stdout_holds_only_responses():
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.slow  # fuzzing an engine process
 def test_stdio_nboard_engine_survives_fuzz_and_stdout_holds_only_nboard_lines():
     _, stdout = _feed("nboard", 12, "ping 777")
     stdout = [x for x in stdout if x]
@@ -162,6 +167,7 @@ def test_stdio_nboard_engine_survives_fuzz_and_stdout_holds_only_nboard_lines():
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.slow  # fuzzing a ZeroMQ server
 def test_zmq_server_survives_random_frames_and_keeps_every_session_answering():
     from engine_server.serve.zmq_server import ServerConfig, ZmqServer
     from engine_server.session import EngineOptions

@@ -185,6 +185,7 @@ def test_a_finished_game_answers_pass_for_both_colours_and_shows_the_result(gtp)
     assert gtp.send("final_score") == [f"= B+{expect}" if expect > 0 else f"= W+{-expect}", ""]
 
 
+@pytest.mark.slow  # a whole game
 def test_two_engines_play_to_the_end_in_a_plain_twogtp_loop():
     """What gogui-twogtp does: ask the side to move, tell the other, stop after two passes."""
     engines = {"black": Harness("gtp", agent="ab:depth=1"),

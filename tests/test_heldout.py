@@ -50,6 +50,7 @@ def test_positions_come_from_held_out_games_only():
         p.bitboards() for p in H.heldout_positions(sample, 8, 3, 15, 40)]
 
 
+@pytest.mark.slow  # two runs of the command and a plot
 def test_the_command_writes_a_reproducible_report_with_a_plot(tmp_path):
     sample = data_file("wthor-sample.wtb")
     reports = []
@@ -86,6 +87,7 @@ def test_two_evaluations_are_judged_by_the_same_labels(tmp_path):
     assert H.report(0, shipped, positions, 4, 1, tmp_path, quiet)["rows"][-1]["mae_depth4"] == 0
 
 
+@pytest.mark.slow  # a judge engine process
 def test_an_outside_judge_over_nboard_gives_the_labels(tmp_path, monkeypatch):
     """Our own engine as the judge, over NBoard at depth 2: its values are the full-width
     depth-2 values the internal search finds, so an evaluation searched to depth 2 is 0 from
@@ -164,6 +166,7 @@ def test_every_move_becomes_a_position_with_a_move_to_make():
         assert (k.side == mover) == (sign[j] == 1.0)
 
 
+@pytest.mark.slow  # searches every held-out move
 def test_our_own_depth_2_as_the_judge_leaves_no_regret_at_depth_2(tmp_path):
     import sys
 

@@ -223,6 +223,7 @@ def _pipe(text: str, *args: str):
                           cwd=Path(__file__).resolve().parent.parent)
 
 
+@pytest.mark.slow  # searches in three engine processes
 def test_at_the_end_of_input_every_request_is_answered_before_the_engine_exits():
     p = _pipe("nboard 2\nset depth 4\ngo\n")
     assert p.returncode == 0, p.stderr
@@ -241,6 +242,7 @@ def test_at_the_end_of_input_every_request_is_answered_before_the_engine_exits()
     assert not _moves_of(lines[lines.index("pong 1"):], "===")
 
 
+@pytest.mark.slow  # an engine process stopped mid-search
 def test_sigterm_ends_the_wait_at_the_end_of_input():
     import signal
     import subprocess

@@ -48,6 +48,7 @@ def _nboard_go(h: Harness, ping: int) -> tuple[int, float, int]:
     return parse_move(m.group(1)), float(m.group(2)), nodes
 
 
+@pytest.mark.slow  # endgames solved in an engine process
 def test_go_plays_a_move_of_maximal_exact_margin():
     """The perfect-endgame goal's positions: FFO #1-#19 and 31 random-play positions with 8-18
     empties (the goal's time, 1 s a move, is the benchmark's; see PROVE)."""
@@ -83,6 +84,7 @@ def _selfplay_nboard(h: Harness, start: Position) -> int:
 
 
 @pytest.mark.parametrize("rules", ["standard", "reversed"])
+@pytest.mark.slow  # whole endgames in an engine process
 def test_one_nboard_process_plays_both_colours_perfectly_from_18_empties(rules):
     h = Harness("nboard", agent="best", move_time=PROVE)
     try:
@@ -92,6 +94,7 @@ def test_one_nboard_process_plays_both_colours_perfectly_from_18_empties(rules):
         h.close()
 
 
+@pytest.mark.slow  # whole endgames in an engine process
 def test_one_gtp_process_plays_both_colours_perfectly_from_18_empties():
     g = Harness("gtp", agent="best", move_time=PROVE)
     try:
@@ -140,6 +143,7 @@ def test_hint_at_a_solved_position_lists_exact_values_marked_100_percent_best_fi
         h.close()
 
 
+@pytest.mark.slow  # exact solves of every move
 def test_analyze_gives_exact_values_in_the_endgame_even_after_a_pass():
     # a random game with a pass among its last 16 positions
     seed = 1

@@ -60,6 +60,7 @@ def test_relabelling_keeps_exact_targets_and_resumes_from_its_blocks(tmp_path):
     assert np.array_equal(first.value, again.value)
 
 
+@pytest.mark.slow  # a training run
 def test_the_train_command_fits_search_labels(tmp_path):
     out = tmp_path / "w.npz"
     rc = cli.main(["patterns", "--wthor", str(DATA), "--games", "60", "--solve-empties", "6",

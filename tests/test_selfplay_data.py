@@ -161,6 +161,7 @@ def _mae(weights: np.ndarray, d: patterns.Dataset) -> float:
     return float(np.mean(np.concatenate(err)))
 
 
+@pytest.mark.slow  # self-play and a training run
 def test_a_tiny_pipeline_lowers_held_out_error(tmp_path):
     """Self-play, a fit through the command, and held-out games of another seed."""
     train, held = tmp_path / "train", tmp_path / "held"

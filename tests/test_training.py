@@ -78,6 +78,7 @@ def test_self_play_labels_are_solver_values(tmp_path):
     assert np.array_equal(again.P, d.P) and np.array_equal(again.target, d.target)
 
 
+@pytest.mark.slow  # a training run
 def test_a_tiny_training_run_lowers_held_out_error(tmp_path):
     games = wthor.read_file(DATA / "wthor-sample.wtb")
     pos, valid, final = wthor.replay(games)
@@ -92,6 +93,7 @@ def test_a_tiny_training_run_lowers_held_out_error(tmp_path):
 
 
 @pytest.mark.parametrize("stages", [15, 30])
+@pytest.mark.slow  # a training run
 def test_train_command_writes_weights_the_engine_loads(tmp_path, stages):
     out = tmp_path / "w.npz"
     rc = cli.main(["patterns", "--wthor", str(DATA), "--games", "120", "--solve-empties", "6",

@@ -489,6 +489,7 @@ def test_a_game_without_its_page_searches_nothing_until_a_page_attaches():
         h.close()
 
 
+@pytest.mark.slow  # searches every move of a game
 def test_whole_game_analysis_values_every_move_and_finds_the_lost_discs(web):
     rng = random.Random(7)
     game = Game(Position.start())

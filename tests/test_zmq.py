@@ -278,6 +278,7 @@ def test_client_vanishing_mid_search_and_many_clients_coming_and_going():
         t.join(5)
 
 
+@pytest.mark.slow  # waits out a real idle timeout
 def test_max_sessions_and_idle_timeout():
     # 3 s idle: long enough that a busy machine cannot free a session between b's request and
     # c's refusal, short enough to wait for below.
@@ -302,6 +303,7 @@ def test_max_sessions_and_idle_timeout():
 
 
 @pytest.mark.timeout(120)  # the bug below was a hang: fail in minutes, not in the global 10
+@pytest.mark.slow  # CURVE handshakes and timeouts
 def test_curve_allows_known_keys_and_refuses_unknown(tmp_path):
     server_pub, server_sec = generate_keys(tmp_path / "server", "server")
     client_pub, client_sec = generate_keys(tmp_path / "clients", "alice")
@@ -378,6 +380,7 @@ def test_non_loopback_bind_without_keys_refuses_to_start():
     assert r.returncode == 2 and "without CURVE" in r.stderr
 
 
+@pytest.mark.slow  # an engine process
 def test_engine_process_serves_zmq_beside_stdio(tmp_path):
     from clients.engine_process import EngineProcess
 
@@ -554,6 +557,7 @@ def test_a_connected_client_in_the_middle_of_a_game_is_never_evicted():
         t.join(5)
 
 
+@pytest.mark.slow  # waits for the server's reaper passes
 def test_quiet_sessions_are_closed_and_their_clients_told_why():
     server, t, clock = start_clocked()
     try:
@@ -584,6 +588,7 @@ def test_quiet_sessions_are_closed_and_their_clients_told_why():
         t.join(5)
 
 
+@pytest.mark.slow  # waits for the server's reaper passes
 def test_a_session_that_searches_is_neither_reaped_nor_evicted():
     server, t, clock = start_clocked(agent="uct:iterations=100000000", max_sessions=1)
     try:
@@ -682,6 +687,7 @@ def test_heartbeats_find_a_peer_that_vanished_without_closing():
         t.join(5)
 
 
+@pytest.mark.slow  # engine and client processes
 def test_othello_remote_with_piped_input_waits_for_the_answers():
     """Input piped in ends at once; the answers (a search of 1.5 s) still come out."""
     server, t = start_server(agent="uct:iterations=100000000", move_time=1.5)
@@ -702,6 +708,7 @@ def test_othello_remote_with_piped_input_waits_for_the_answers():
         t.join(WAIT)
 
 
+@pytest.mark.slow  # engine processes
 def test_a_zmq_only_engine_says_where_it_listens_once_bound_and_stays_quiet_beside_stdio():
     import re
     import signal

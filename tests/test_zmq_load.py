@@ -7,6 +7,8 @@ import pytest
 
 from benchmarks.zmq_load import bench_zmq_load
 
+pytestmark = pytest.mark.slow  # a load run against a server process
+
 # Session i asks for these from index i on: session 0 falls back from best:threads=2 to best,
 # session 2 from uct:memory=100000 to uct, so both refusals happen with three sessions.
 REQUESTS = ("best:threads=2", "best", "uct:memory=100000", "uct", "mcts")

@@ -8,6 +8,8 @@ import pytest
 
 from benchmarks.zmq_soak import CHURN_KINDS, bench_zmq_soak, ok
 
+pytestmark = pytest.mark.slow  # a soak: a server under churned clients for many seconds
+
 
 @pytest.mark.timeout(300)
 def test_zmq_soak_short() -> None:
