@@ -1,8 +1,11 @@
 # Two commands a newcomer needs: `make run` and `make test`.
+# `make test` spreads the tests over every core with pytest-xdist; XDIST= runs them in one process.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# loadgroup: the tests marked xdist_group (one Dask cluster, one browser per module) share a worker.
+XDIST  ?= -n auto --dist loadgroup
 
 .PHONY: setup run test lint bench clean
 
@@ -20,7 +23,7 @@ run: setup
 	$(VENV)/bin/othello-engine $(ARGS)
 
 test: setup lint
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # Style and import order everywhere; types on the packages listed under [tool.mypy].
 lint: setup

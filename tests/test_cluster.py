@@ -31,6 +31,8 @@ PY = sys.executable
 DASK = str(Path(PY).parent / "dask")
 # Deterministic budgets only (no clock): the same seed must give the same games anywhere.
 PLAYERS = ["agent:random", "agent:ab:depth=1", "agent:uct:iterations=30"]
+# under pytest-xdist (--dist loadgroup) one worker runs this module: one cluster, not one each
+pytestmark = pytest.mark.xdist_group("cluster")
 
 
 def _env() -> dict[str, str]:

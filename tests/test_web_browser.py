@@ -37,7 +37,8 @@ from engine_server.game import Position  # noqa: E402
 
 from .loadsafe import WAIT  # noqa: E402
 
-pytestmark = pytest.mark.slow  # Chromium, and web server processes
+# Chromium, and web server processes; one pytest-xdist worker runs the module (one browser)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web_browser")]
 
 START_TIMEOUT = 60.0
 

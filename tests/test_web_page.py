@@ -45,7 +45,8 @@ from .test_web_browser import (  # noqa: E402
     wait_settled,
 )
 
-pytestmark = pytest.mark.slow  # Chromium and a web server process
+# Chromium and a web server process; one pytest-xdist worker runs the module (one browser)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("web_page")]
 
 SIZES = {
     "desktop": {"viewport": {"width": 1200, "height": 900}},
