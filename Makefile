@@ -1,5 +1,8 @@
 # Two commands a newcomer needs: `make run` and `make test`.
-# `make test` spreads the tests over every core with pytest-xdist; XDIST= runs them in one process.
+# `make check` is the loop to run after every edit: lint (ruff, mypy) and the fast tests
+# (pytest -m "not slow": no wheel installs, cold compiles, soaks, fuzzing, whole games or browser).
+# `make test` is lint and the whole suite, the slow tier included; CI runs it.
+# Both spread the tests over every core with pytest-xdist; XDIST= runs them in one process.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -7,7 +10,7 @@ STAMP  := $(VENV)/.installed
 # loadgroup: the tests marked xdist_group (one Dask cluster, one browser per module) share a worker.
 XDIST  ?= -n auto --dist loadgroup
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run check test lint bench clean
 
 setup: $(STAMP)
 
@@ -21,6 +24,9 @@ $(STAMP): pyproject.toml
 
 run: setup
 	$(VENV)/bin/othello-engine $(ARGS)
+
+check: setup lint
+	$(PY) -m pytest $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
 test: setup lint
 	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
