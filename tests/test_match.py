@@ -814,6 +814,7 @@ def test_a_cs303_go_cut_with_an_empty_list_loses_on_time_and_the_clock_is_excess
     assert "clock" in rec["detail"]
 
 
+@pytest.mark.slow  # whole games as the CS303 judge runs them
 def test_course_staff_play_a_folder_of_submissions_by_glob_and_resume(tmp_path, capsys):
     subs = tmp_path / "subs"
     subs.mkdir()
