@@ -430,8 +430,16 @@ def test_wrappers_forward_the_whole_agent_protocol_and_nothing_else():
     assert mcts.preferred_moves(MIDGAME) == mcts.tree.preferred_moves(MIDGAME) != []
     best = make_agent("best:threads=2,book=on", seed=1)  # alpha-beta: no tree, two threads
     assert best.threads == 2 and best.tree is None
-    r = best.search(MIDGAME, Limits(iterations=2000, analysis=True))
-    assert best.preferred_moves(MIDGAME) == [r.best_move]
+    best.search(MIDGAME, Limits(iterations=2000, analysis=True))
+    inner = best
+    while isinstance(inner, AgentWrapper):
+        inner = inner.inner
+    assert best.preferred_moves(MIDGAME) == inner.preferred_moves(MIDGAME) != []
+    # the table's root move is the search's best; with one thread, so that no helper thread's
+    # unfinished deeper iteration has stored another move there by the time the search stops
+    one = make_agent("best:threads=1,book=on", seed=1)
+    r = one.search(MIDGAME, Limits(iterations=2000, analysis=True))
+    assert one.preferred_moves(MIDGAME) == [r.best_move]
     # no forwarding beyond the protocol: the inner agent's own attributes stay its own
     assert not hasattr(mcts, "trees") and not hasattr(best, "random_plies")
 

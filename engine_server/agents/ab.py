@@ -64,7 +64,8 @@ class AlphaBetaAgent(Agent):
         return int(self._threads)
 
     def preferred_moves(self, position: Position) -> list[int]:
-        # the transposition table's move for the root: the last iteration's best
+        # the transposition table's move for the root: the last iteration's best (with helper
+        # threads, possibly that of a deeper iteration one of them finished at the root)
         m = self._engine(int(position.rules)).table_move(position)
         return [] if m is None else [m]
 
