@@ -77,9 +77,11 @@ def test_a_torn_table_entry_never_matches():
 
 def test_stop_and_deadline_end_every_thread():
     pos, _, _ = _ffo(1)   # FFO #41: about a second of work for two threads on a quiet machine
-    # no estimate first: on a busy machine its own search could outlast the 0.1 s, and the stop
-    # would then find the exact solve not yet started (0 nodes)
+    # No estimate first, and the kernels loaded before the clock starts: either, on a busy
+    # machine, could outlast the 0.1 s and leave the stop an exact solve not yet started.
     s = E.Solver(table_bits=18, threads=2, aspiration=False)
+    s.solve(pos, max_nodes=1000)
+    s.clear()
     before = threading.active_count()
     stop = threading.Event()
     threading.Timer(0.1, stop.set).start()
