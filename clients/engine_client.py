@@ -84,6 +84,20 @@ class EngineClosed(EngineError, EOFError):
     client raised at end of output."""
 
 
+class EngineRestarting(EngineClosed):
+    """The ZeroMQ server is stopping (a restart, a deployment) and did not run the request
+    (``? server stopping: ...``, ``? interrupted: ...``); the same request, resent under its
+    number once a server is back, is run there once.  Retried by :class:`EngineClient` for up
+    to ``restart_wait`` seconds whatever its ``retries``."""
+
+
+# The beginnings of the ZeroMQ server's answers to a request it did not run because it stops.
+RESTARTING_REPLIES = ("server stopping", "interrupted: the server is stopping")
+RESTART_WAIT = 60.0     # seconds a request refused by a stopping server is resent for
+RESTART_POLL = 0.5      # seconds between those resends
+RESTART_RESEND = 2.0    # while a server restarts, an unanswered request is resent this often
+
+
 # --- GTP responses -------------------------------------------------------------------------------
 
 # The response's text is protocol.gtp's (one reader for every client); what a refusal means to
@@ -437,10 +451,13 @@ class EngineClient:
     Over a pipe or in process a retried command carries a fresh GTP id, so the late answer to the
     attempt that timed out is recognised and skipped."""
 
-    def __init__(self, channel: Channel, timeout: float = 60.0, retries: int = 0):
+    def __init__(self, channel: Channel, timeout: float = 60.0, retries: int = 0,
+                 restart_wait: float = RESTART_WAIT):
         self.channel = channel
         self.timeout = timeout
         self.retries = retries
+        # How long a request refused by a stopping server is resent for (a restart).
+        self.restart_wait = restart_wait
         self._next_id = 0
 
     # --- GTP ------------------------------------------------------------------------------------
@@ -468,6 +485,9 @@ class EngineClient:
             while True:
                 r = read_response(self.channel, deadline)
                 if expect is None or r.id == expect:
+                    if not r.ok and self.channel.resend_is_safe and \
+                            r.text.startswith(RESTARTING_REPLIES):
+                        raise EngineRestarting(r.text)
                     return r
 
         return self._with_retries(text, attempt, timeout, attempts)
@@ -537,15 +557,37 @@ class EngineClient:
                       timeout: float | None, attempts: int) -> T:
         t = self.timeout if timeout is None else timeout
         error: EngineError | None = None
-        for n in range(attempts):
+        n = 0
+        restart_until: float | None = None
+        while n < attempts:
             try:
-                return attempt(n, time.monotonic() + t)
+                # After a refusal for a restart the request is resent (attempt 1 or later).
+                wait = t if restart_until is None else min(t, RESTART_RESEND)
+                return attempt(n if restart_until is None else max(n, 1),
+                               time.monotonic() + wait)
+            except EngineRestarting as e:
+                # Not run: resent under its number until a server runs it, whatever the
+                # retries (the same number is run once, never twice).
+                now = time.monotonic()
+                restart_until = restart_until or now + self.restart_wait
+                if now >= restart_until:
+                    raise EngineClosed(f"no answer to {text!r} from {self.channel}: the "
+                                       f"server was stopping for {self.restart_wait:g} s "
+                                       f"({e})") from None
+                time.sleep(RESTART_POLL)
+                self.channel.reset()
+                continue
             except (EngineTimeout, EngineClosed) as e:
+                if restart_until is not None and time.monotonic() < restart_until:
+                    # The server is restarting: a request sent as the old one closed is lost
+                    # with it; resent (the same number) until a new one answers.
+                    continue
                 error = e
                 self.channel.reset()
                 if n + 1 < attempts:
                     log.warning("engine_retry", channel=str(self.channel), attempt=n + 1,
                                 line=text[:80])
+            n += 1
         tries = f" after {attempts} tries" if attempts > 1 else f" within {t:g} s"
         if isinstance(error, EngineClosed):
             raise EngineClosed(f"no answer to {text!r} from {self.channel}{tries}: "
@@ -564,7 +606,7 @@ class EngineClient:
 
 __all__ = [
     "Channel", "EngineClient", "EngineClosed", "EngineCommandError", "EngineError",
-    "EngineSessionExpired", "EngineTimeout", "GtpResponse", "IDEMPOTENT_COMMANDS",
-    "InProcessChannel", "PipeChannel", "ZmqChannel", "engine_command", "engine_env",
-    "is_idempotent", "parse_response", "read_response",
+    "EngineRestarting", "EngineSessionExpired", "EngineTimeout", "GtpResponse",
+    "IDEMPOTENT_COMMANDS", "InProcessChannel", "PipeChannel", "ZmqChannel", "engine_command",
+    "engine_env", "is_idempotent", "parse_response", "read_response",
 ]

@@ -11,7 +11,7 @@ from typing import Any
 
 import zmq
 
-from clients.engine_client import EngineClient, EngineError, ZmqChannel
+from clients.engine_client import RESTART_WAIT, EngineClient, EngineError, ZmqChannel
 
 # One error type for everything that goes wrong remotely (a '?' reply, no answer after the
 # retries, a malformed frame), as before; its kinds are those of engine_client.
@@ -25,12 +25,14 @@ class RemoteEngine(EngineClient):
 
     def __init__(self, endpoint: str, protocol: str = "gtp", timeout: float = 10.0,
                  retries: int = 3, keys: tuple[str | Path, str | Path] | None = None,
-                 identity: bytes | None = None, context: zmq.Context[Any] | None = None):
-        """``keys = (client_secret_key_file, server_public_key_file)`` enables CURVE."""
+                 identity: bytes | None = None, context: zmq.Context[Any] | None = None,
+                 restart_wait: float = RESTART_WAIT):
+        """``keys = (client_secret_key_file, server_public_key_file)`` enables CURVE.
+        ``restart_wait``: how long a request that a stopping server refused is resent for."""
         if protocol not in ("gtp", "nboard"):
             raise ValueError(f"protocol must be gtp or nboard, got {protocol!r}")
         super().__init__(ZmqChannel(endpoint, keys=keys, identity=identity, context=context),
-                         timeout=timeout, retries=retries)
+                         timeout=timeout, retries=retries, restart_wait=restart_wait)
         self.endpoint = endpoint
         self.protocol = protocol
         self.keys = keys

@@ -11,6 +11,7 @@ from .log import configure_logging, get_logger
 
 if TYPE_CHECKING:
     from .config import Config
+    from .serve.store import SessionStore
     from .session import EngineOptions
 
 
@@ -92,6 +93,13 @@ def _parser(web: bool = False) -> argparse.ArgumentParser:
         p.add_argument("--web", nargs="?", const="", metavar="HOST:PORT",
                        help="serve the web page instead of stdin (docs/web.md); without a "
                             "value, or with a part left out, the [web] table's (127.0.0.1:8000)")
+    st = p.add_argument_group("session store (ZeroMQ and web sessions outlive the server)")
+    st.add_argument("--store", metavar="PATH", default=None,
+                    help="SQLite file the sessions are kept in (default: [store] path, else "
+                         "~/.local/share/othello-engine/sessions.sqlite3); servers given the "
+                         "same file share their sessions")
+    st.add_argument("--no-store", action="store_true", default=None,
+                    help="keep sessions in memory only: a restart loses them")
     p.add_argument("--log-level", default=None,
                    choices=["debug", "info", "warning", "error", "critical"])
     p.add_argument("--log-file", default=None, help="append logs (JSON lines) to this file")
@@ -155,6 +163,7 @@ _FLAG_KEYS: list[tuple[str, str, str, Any]] = [
     ("idle_timeout", "zmq", "idle_timeout", None), ("curve_key", "zmq", "curve_key", None),
     ("allowed_clients", "zmq", "allowed_clients", None), ("insecure", "zmq", "insecure", None),
     ("log_level", "log", "level", None), ("log_file", "log", "file", None),
+    ("store", "store", "path", None), ("no_store", "store", "enabled", False),
 ]
 
 
@@ -275,6 +284,19 @@ def main(argv: list[str] | None = None, web: bool = False) -> int:
     return _serve_zmq(cfg, options)
 
 
+def open_session_store(cfg: Config) -> SessionStore | None:
+    """The ``[store]`` the configuration asks for, or None: turned off, or a file that cannot
+    be used (a clear message on stderr; the server then serves without one)."""
+    from .serve.store import default_store_path, open_store
+
+    st = cfg.store
+    if not st["enabled"]:
+        return None
+    path = st["path"] or default_store_path()
+    return open_store(path, lambda text: print(f"othello-engine: {text}", file=sys.stderr,
+                                               flush=True), lease_s=float(st["lease"]))
+
+
 def _serve_zmq(cfg: Config, options: EngineOptions) -> int:
     import signal
     import threading
@@ -291,9 +313,10 @@ def _serve_zmq(cfg: Config, options: EngineOptions) -> int:
         max_message_bytes=z["max_message_bytes"], insecure=z["insecure"],
         server_secret_key=Path(z["curve_key"]) if z["curve_key"] else None,
         allowed_clients=Path(z["allowed_clients"]) if z["allowed_clients"] else None,
-        remote_policy=cfg.remote.policy())
+        remote_policy=cfg.remote.policy(), drain_timeout=float(cfg.store["drain_timeout"]))
+    store = open_session_store(cfg)
     try:
-        server = ZmqServer(options, config)
+        server = ZmqServer(options, config, store=store)
     except (SecurityError, OSError, ValueError) as e:
         print(f"othello-engine: {e}", file=sys.stderr)
         return 2
@@ -301,8 +324,10 @@ def _serve_zmq(cfg: Config, options: EngineOptions) -> int:
         print(f"othello-engine: cannot serve {z['endpoint']}: {e}", file=sys.stderr)
         return 2
     if not z["stdio"]:
-        signal.signal(signal.SIGTERM, lambda *a: server.stop())
-        signal.signal(signal.SIGINT, lambda *a: server.stop())
+        # Both drain: requests under way finish (up to drain_timeout), then the sessions wait
+        # in the store for the next server.
+        signal.signal(signal.SIGTERM, lambda *a: server.stop(drain=True))
+        signal.signal(signal.SIGINT, lambda *a: server.stop(drain=True))
         # bound, so clients may connect now; with stdio serving a protocol too, stderr stays
         # quiet (NBoard merges it into the protocol)
         print(server.ready_line(), file=sys.stderr, flush=True)

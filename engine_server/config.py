@@ -87,6 +87,12 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "resume_timeout": ((int, float), _positive, "seconds > 0"),
         "idle_timeout": ((int, float), _positive, "seconds > 0"),
     },
+    "store": {
+        "enabled": ((bool,), None, "true or false"),
+        "path": ((str,), lambda v: bool(v.strip()), "a file path"),
+        "lease": ((int, float), lambda v: 1 <= v <= 3600, "seconds 1..3600"),
+        "drain_timeout": ((int, float), lambda v: 0 <= v <= 3600, "seconds 0..3600"),
+    },
     "limits": _LIMITS_KEYS,   # stdin sessions (the operator's): none unless set
     "remote": _LIMITS_KEYS,   # ZeroMQ (and web) sessions
 }
@@ -131,6 +137,10 @@ class Config:
     web: dict[str, Any] = field(default_factory=lambda: {
         "host": "127.0.0.1", "port": 8000, "max_sessions": 16, "max_message_bytes": 65536,
         "resume_timeout": 60.0, "idle_timeout": 1800.0})
+    # The session store of the ZeroMQ and web servers (serve/store.py); path None: the
+    # per-user default (store.default_store_path).
+    store: dict[str, Any] = field(default_factory=lambda: {
+        "enabled": True, "path": None, "lease": 15.0, "drain_timeout": 10.0})
     presets: dict[str, str] = field(default_factory=lambda: dict(BUILTIN_PRESETS))
     levels: dict[int, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
@@ -324,6 +334,7 @@ def dumps(cfg: Config) -> str:
     table("log", cfg.log)
     table("zmq", cfg.zmq)
     table("web", cfg.web)
+    table("store", cfg.store)
     for name, lim in (("limits", cfg.limits), ("remote", cfg.remote)):
         table(name, dict(lim.__dict__))
     table("presets", {(k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _toml_value(k)): v

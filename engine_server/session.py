@@ -11,12 +11,12 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from engine_server import __version__
 from engine_server.agents import DEFAULT_AGENT, make_agent
 from engine_server.agents.policy import OPEN_POLICY, AgentPolicy, Catalog
-from engine_server.game import Game, Position, Rules
+from engine_server.game import Color, Game, Position, Rules
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
 
@@ -94,6 +94,9 @@ class Session:
         self._warmup: threading.Thread | None = None
         self._score_solver: RootSolver | None = None  # made on the first perfect_score()
         self._last_result: SearchResult | None = None
+        # Set by a transport that keeps its sessions in a store: called with a request's
+        # answer just before it is written (``commit``).
+        self.persist: Callable[[list[str]], None] | None = None
         if options.warmup:
             self._start_warmup()
 
@@ -163,6 +166,39 @@ class Session:
         self.stop()
         self.agent = agent
         self.agent_spec = spec
+        self._agent_game = None
+
+    # --- durable state (the session store) ---------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """What a server must keep for this session to outlive it: rules, agent spec, the
+        game's start and moves.  The tree and the table are not kept: the restored agent
+        rebuilds them, so it plays what a fresh session would play from the position."""
+        start = self.game.start
+        return {"rules": str(self.rules), "agent": self.agent_spec,
+                "start": [start.to_string(), int(start.side)],
+                "moves": [int(m) for m in self.game.moves]}
+
+    def commit(self, answer: list[str]) -> None:
+        """The request being handled has changed what it will change and is about to write
+        ``answer``: a store writes the session now, answer included, before the client can
+        see it (a restart then never loses a change the client was told of, nor answers a
+        resend differently)."""
+        if self.persist is not None:
+            self.persist(answer)
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take back what :meth:`snapshot` wrote.  ValueError (or an AgentSpecError) when the
+        state does not fit this server: an agent its policy refuses, an illegal move."""
+        rules = Rules.parse(state["rules"])
+        board, side = state["start"]
+        start = Position.from_string(board, Color(int(side)), rules)
+        game = Game.from_moves([int(m) for m in state["moves"]], start=start)
+        spec = state["agent"]
+        if spec != self.agent_spec:
+            self.set_agent(spec)
+        self.stop()
+        self.options.rules = rules
+        self.game = game
         self._agent_game = None
 
     # --- searching ---------------------------------------------------------------------------

@@ -1,10 +1,20 @@
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from .protocol_harness import Harness
+
+# Servers started by the tests (in this process or as subprocesses) keep their sessions in a
+# store under the per-user data folder: a folder of this run's own, never the user's.
+_DATA_HOME = tempfile.mkdtemp(prefix="othello-tests-data-")
+os.environ["XDG_DATA_HOME"] = _DATA_HOME
+atexit.register(shutil.rmtree, _DATA_HOME, True)
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 DATA = Path(__file__).resolve().parent / "data"

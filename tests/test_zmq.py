@@ -721,7 +721,7 @@ def test_a_zmq_only_engine_says_where_it_listens_once_bound_and_stays_quiet_besi
         assert proc.stderr is not None
         line = proc.stderr.readline()
         m = re.fullmatch(r"othello-engine: serving ZeroMQ on (tcp://127\.0\.0\.1:\d+) "
-                         r"\(at most 3 sessions, no CURVE\)\n", line)
+                         r"\(at most 3 sessions, no CURVE, sessions kept in .+\)\n", line)
         assert m, line
         c = RemoteEngine(m.group(1), timeout=WAIT)  # the printed address is the bound one
         try:

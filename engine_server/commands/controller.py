@@ -44,6 +44,10 @@ class Request:
     # ends the session.  ``None`` in the inbox ends it at once instead (a signal, a closed
     # ZeroMQ session).
     end_of_input: bool = False
+    # Set by a transport that keeps its sessions in a store: nothing to handle, only the
+    # ``after`` hook runs (a search has written its answer on its own thread; the session's
+    # state is written from the controller's thread, in order with the requests).
+    checkpoint: bool = False
 
 
 def interrupts(text: str) -> bool:
@@ -77,6 +81,32 @@ class Controller:
         if finish is not None:
             finish(self._stopping, 0.1 if poll is None else min(poll, 0.1))
 
+    # --- durable state (the session store) ---------------------------------------------------
+    def owes_answer(self) -> bool:
+        """A request handled already has not written all of its answer (NBoard's ``go`` before
+        its ``===`` line, a GTP analysis before the blank line that ends it)."""
+        owes = getattr(self.handler, "owes_answer", None)
+        return bool(owes()) if owes is not None else False
+
+    def snapshot(self) -> dict[str, Any]:
+        """The session's durable state and its protocol's (``restore`` takes it back)."""
+        handler_state = getattr(self.handler, "snapshot", None)
+        return {"protocol": self.protocol if self.handler is not None else "auto",
+                "session": self.session.snapshot(),
+                "handler": handler_state() if handler_state is not None else {}}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take back a :meth:`snapshot` (before the first request is handled).  ValueError,
+        KeyError or AgentSpecError when it does not fit this server."""
+        protocol = str(state["protocol"])
+        self.session.restore(state["session"])
+        if protocol != "auto":
+            self.protocol = protocol
+            self.handler = make_handler(protocol, self.session)
+            restore = getattr(self.handler, "restore", None)
+            if restore is not None:
+                restore(state.get("handler", {}))
+
     def arrived(self, text: str) -> None:
         """Called by the transport's reading thread as soon as ``text`` arrives."""
         if interrupts(text):
@@ -107,11 +137,13 @@ class Controller:
 
     def run(self, inbox: queue.Queue[Request | None],
             before: Callable[[Request], None] | None = None,
-            poll: float | None = None) -> None:
+            poll: float | None = None,
+            after: Callable[[Request], None] | None = None) -> None:
         """Handle requests until ``None``, ``quit`` or the end of input, then close the
-        session.  ``before`` runs for each request ahead of its handling (the transport's
-        bookkeeping); ``poll`` bounds each wait, for a main thread that must also run signal
-        handlers."""
+        session.  ``before`` runs for each request ahead of its handling and ``after`` once it
+        is handled (the transport's bookkeeping: request numbers, the session store; a
+        ``checkpoint`` request runs only ``after``); ``poll`` bounds each wait, for a main
+        thread that must also run signal handlers."""
         try:
             while not self._stopping.is_set():
                 try:
@@ -123,12 +155,20 @@ class Controller:
                 if item.end_of_input:
                     self.end_of_input(poll)
                     break
+                if item.checkpoint:
+                    if after is not None:
+                        after(item)
+                    continue
                 if before is not None:
                     before(item)
                 if item.refusal is not None:
                     self.refuse(item.refusal)
-                    continue
-                if not self.handle(item.text, item.received):
+                    go_on = True
+                else:
+                    go_on = self.handle(item.text, item.received)
+                if after is not None:
+                    after(item)
+                if not go_on:
                     break
         finally:
             self.session.close()

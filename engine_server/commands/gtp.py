@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from engine_server.agents import AgentSpecError
 from engine_server.game import (
@@ -32,6 +32,8 @@ from engine_server.search.timeman import (
     NONE,
     Clock,
     TimeManager,
+    clock_from_state,
+    clock_state,
 )
 from engine_server.session import SCORE_SECONDS, SearchJob, Session
 from protocol import gtp
@@ -136,7 +138,11 @@ class GtpHandler:
         if isinstance(reply, str):
             reply = Reply(reply)
         if not reply.streamed:
-            self._respond(cid, reply.ok, reply.text)
+            lines = gtp.response_lines(cid, reply.ok, reply.text)
+            # Stored before it is sent: a client that has the answer finds the change after a
+            # restart, and one that has not gets the same answer to its resend.
+            self.session.commit(lines)
+            self.out.write(*lines)
         if reply.then is not None:
             reply.then()
         return not reply.quit
@@ -152,6 +158,23 @@ class GtpHandler:
 
     def _respond(self, cid: str, ok: bool, text: str) -> None:
         self.out.write(*gtp.response_lines(cid, ok, text))
+
+    # --- durable state (the session store) ---------------------------------------------------
+    def owes_answer(self) -> bool:
+        """A response is still open: an analysis, which its next input line ends."""
+        return self._analysis is not None
+
+    def snapshot(self) -> dict[str, Any]:
+        """The protocol's own state beside the session's: the clocks as last reported (the
+        time left is kept as reported; what passed while no server ran is not counted) and
+        the passes inserted for Quarry."""
+        return {"clocks": {str(int(c)): clock_state(k) for c, k in self.clocks.items()},
+                "inserted": sorted(self.inserted)}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        for color, k in state.get("clocks", {}).items():
+            self.clocks[Color(int(color))] = clock_from_state(k)
+        self.inserted = {int(i) for i in state.get("inserted", [])}
 
     # --- administrative ---------------------------------------------------------------------
     @commands("protocol_version")
@@ -499,7 +522,9 @@ class GtpHandler:
                 self.inserted.discard(len(self.session.game.moves))
         text = vertex(r.best_move)
         if analyze:
-            self.out.write(gtp.play_line(text), "")
+            lines = [gtp.play_line(text), ""]
+            self.session.commit(lines)
+            self.out.write(*lines)
             if play:
                 self.session.ponder([])
             return Reply(streamed=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from engine_server.agents import AgentSpecError
 from engine_server.game import Color, IllegalMoveError, NotationError, Position, ggf
@@ -98,6 +98,26 @@ class NBoardHandler:
             log.exception("command_failed", command=word)
             self._status(f"internal error: {type(e).__name__}: {e}")
         return word != "quit"
+
+    # --- durable state (the session store) ---------------------------------------------------
+    def owes_answer(self) -> bool:
+        """A ``go``, ``hint`` or ``analyze`` has not written its answer yet."""
+        job = self.session.current_job
+        return job is not None and not self._answered.is_set() and not job.done()
+
+    def snapshot(self) -> dict[str, Any]:
+        """The protocol's own state beside the session's: depth (the level), contempt, the
+        seconds each move took and the game's clock as ``set game`` gave it."""
+        tc = self.tc
+        return {"depth": self.depth, "contempt": self.contempt, "times": list(self.times),
+                "tc": None if tc is None else [tc.main, tc.increment, tc.grace]}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.depth = int(state.get("depth", self.depth))
+        self.contempt = int(state.get("contempt", 0))
+        self.times = [None if t is None else float(t) for t in state.get("times", [])]
+        tc = state.get("tc")
+        self.tc = None if tc is None else ggf.TimeControl(*(float(x) for x in tc))
 
     def _status(self, text: str = "") -> None:
         self.out.write(nb.status_line(text))

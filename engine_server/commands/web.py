@@ -54,6 +54,7 @@ DEFAULT_TIME = 1.0          # seconds per move when the page does not say
 HINT_TIME = 1.0             # a hint's least budget (the time per move when longer)
 PROGRESS_INTERVAL = 0.25    # seconds between progress messages
 HUMAN = "human"
+SNAPSHOT_VERSION = 1        # of ``WebHandler.snapshot``'s document
 
 Message = web.Message
 Post = Callable[[Callable[[], None]], None]
@@ -235,6 +236,75 @@ class WebHandler(AnalysisMixin):
         self.detached = False
         self._schedule(time.monotonic() if received is None else received)
         return self.welcome()
+
+    def drain(self) -> list[Message]:
+        """The server is stopping: nothing new starts.  An engine's move under way finishes
+        (and is kept); a hint and the live evaluation stop; a whole-game analysis stops at the
+        move it has reached and goes on from there after the restart.  The state, for the
+        server to see that nothing searches any more once it is so."""
+        self.detached = True
+        if self._hinting():
+            self._halt()
+        self._stop_eval()
+        self._suspend_analysis()
+        return [self.state()]
+
+    # --- durable state (the session store) --------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """What a page would miss if this game's process were restarted, JSON-ready: the game
+        (rules, start, moves), who plays each side, the time per move, paused, the engines'
+        evaluations and times by ply, the live evaluation's switch, the analyst's values and
+        a whole-game analysis under way (the move it has reached).  Search trees, tables and
+        a search under way are not kept: after :meth:`restore` an engine whose turn it is
+        searches its move again (on ``attach``)."""
+        analysis = None
+        if self._analysis is not None:
+            start, moves = self._analysis
+            k, budget = self._analysis_at
+            analysis = {"start": [start.to_string(), int(start.side)],
+                        "moves": [int(m) for m in moves], "at": k, "time": budget}
+        return {
+            "version": SNAPSHOT_VERSION,
+            "game": self.session.snapshot(),
+            "players": {web.color_name(c): self.players[c] for c in (Color.BLACK, Color.WHITE)},
+            "time": self.time,
+            "paused": self.paused,
+            "evals": [[k, v] for k, v in sorted(self.evals.items())],
+            "times": [[k, v] for k, v in sorted(self.times.items())],
+            "evaluate": self.evaluate,
+            "analyst": [dict(e) for _, e in sorted(self.analyst_values.items())],
+            "analysis": analysis,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take back what :meth:`snapshot` wrote, on a fresh handler.  ValueError, KeyError,
+        TypeError, WebError or AgentSpecError when it does not fit this server (an agent its
+        policy now refuses, an illegal move, a state of another version)."""
+        if state.get("version") != SNAPSHOT_VERSION:
+            raise ValueError(f"a saved game of another version ({state.get('version')!r}; "
+                             f"this server reads {SNAPSHOT_VERSION})")
+        wanted = {c: self._player(state["players"].get(web.color_name(c)), web.color_name(c))
+                  for c in (Color.BLACK, Color.WHITE)}
+        t = float(state["time"])
+        if t < 0:
+            raise ValueError(f"time per move {t:g} s")
+        self.session.restore(state["game"])
+        self._apply_players(wanted)
+        self.time = t if self.max_time is None else min(t, self.max_time)
+        self.paused = bool(state["paused"])
+        self.evals = {int(k): float(v) for k, v in state["evals"]}
+        self.times = {int(k): float(v) for k, v in state["times"]}
+        self.evaluate = bool(state["evaluate"])
+        self.analyst_values = {int(e["ply"]): dict(e) for e in state["analyst"]}
+        a = state.get("analysis")
+        if a is not None:
+            rules = self.game.rules
+            start = Position.from_string(a["start"][0], Color(int(a["start"][1])), rules)
+            moves = [int(m) for m in a["moves"]]
+            Game.from_moves(moves, start=start)   # IllegalMoveError (a ValueError) if not
+            self._analysis = (start, moves)
+            self._analysis_at = (int(a["at"]), float(a["time"]))
+            self._check_analysis()
 
     # --- engine turns -----------------------------------------------------------------------
     def _halt(self) -> None:
@@ -669,5 +739,5 @@ class WebHandler(AnalysisMixin):
             self._spare = None
 
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Request", "WebError", "WebHandler", "agent_catalog",
-           "parse_move_list"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Request", "SNAPSHOT_VERSION", "WebError", "WebHandler",
+           "agent_catalog", "parse_move_list"]

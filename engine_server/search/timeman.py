@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 NONE = "none"
 ABSOLUTE = "absolute"
@@ -45,6 +46,23 @@ class Clock:
     def reset(self) -> None:
         self.left = None
         self.stones_left = None
+
+
+def clock_state(clock: Clock) -> dict[str, Any]:
+    """A clock as JSON-ready fields (the session store); ``updated`` is this process's
+    monotonic time and is not kept."""
+    return {"kind": clock.kind, "main": clock.main, "period": clock.period,
+            "stones": clock.stones, "left": clock.left, "stones_left": clock.stones_left}
+
+
+def clock_from_state(state: dict[str, Any]) -> Clock:
+    """The clock :func:`clock_state` wrote, its time left as last reported."""
+    left = state.get("left")
+    stones_left = state.get("stones_left")
+    return Clock(kind=str(state["kind"]), main=float(state["main"]),
+                 period=float(state["period"]), stones=int(state["stones"]),
+                 left=None if left is None else float(left),
+                 stones_left=None if stones_left is None else int(stones_left))
 
 
 def apply_lag(t: float, lag: float) -> float:

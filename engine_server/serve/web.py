@@ -16,6 +16,14 @@ quiet longest among those not searching whose page has gone or that have no move
 untouched for a few seconds); a page in the middle of a game is never closed for another.  An
 open page that sends nothing for ``idle_timeout`` seconds (and has no search running) is closed
 with a message.  A page that comes back to a game that ended is told why, and starts a new one.
+
+With a session store (``serve/store.py``; on unless ``--no-store``) the games outlive the
+server: each game's process writes its game to the store on every change, and a page that
+comes back with a token this server does not know finds its game restored from the store, in a
+new process, as if it came back to a live game.  The server holds a lease on each game it
+serves (renewed every third of the lease's length, given back when it stops).  SIGTERM drains:
+new pages are told to come back in a moment, an engine's move under way may finish (up to
+``drain_timeout``), then the server stops and the store keeps every game for the next one.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
@@ -48,7 +56,18 @@ from engine_server.log import get_logger
 from engine_server.session import EngineOptions
 from protocol import web
 
-from .web_game import ATTACH, DETACH, FRAME, MESSAGE, WorkerSetup, _frame_in, tab_worker
+from .store import SessionStore, StoreError, default_store_path, open_store
+from .web_game import (
+    ATTACH,
+    DETACH,
+    DRAIN,
+    FRAME,
+    MESSAGE,
+    STORE_KIND,
+    WorkerSetup,
+    _frame_in,
+    tab_worker,
+)
 
 if TYPE_CHECKING:
     from engine_server.config import Config
@@ -77,6 +96,16 @@ FULL_WAIT_S = 2.0
 # WebSocket close codes of our own (4000-4999 are the application's).
 CLOSE_TAKEN_OVER = 4000   # the game was opened by another page
 CLOSE_EXPIRED = 4001      # the game was closed (idle, or for a newcomer)
+CLOSE_RESTART = 1012      # the server is stopping, or another one serves the game: the page
+                          # comes back by itself
+DEFAULT_DRAIN_TIMEOUT = 10.0
+# Seconds between the store's housekeeping (renewing this server's leases, marking the games
+# whose page is open as current, ending stored games nobody came back to), at most.
+SWEEP_INTERVAL = 30.0
+# A restored game's process has this long to say whether the game could be taken back.
+RESTORE_WAIT_S = 30.0
+STOPPING = ("server stopping (a restart or a shutdown): this page connects again by itself in "
+            "a few seconds")
 # A closed tab's process has this long to stop its search and exit before it is killed.
 WORKER_EXIT_S = 10.0
 # Messages over the protocol's limit but under this one are answered with an error and the
@@ -96,6 +125,8 @@ class WebConfig:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     resume_timeout: float = DEFAULT_RESUME_TIMEOUT
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    # A stop with draining (SIGTERM) lets an engine's move under way finish for this long.
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
     # What a tab may choose (agents, threads, memory, time per move): the [remote] limits.
     remote_policy: AgentPolicy = field(default_factory=AgentPolicy)
 
@@ -158,17 +189,27 @@ class WebServer:
     search, and the server's event loop for nobody."""
 
     def __init__(self, options: EngineOptions, config: WebConfig, log_level: str = "warning",
-                 log_file: str | None = None):
+                 log_file: str | None = None, store: SessionStore | None = None):
+        """``store``: where the games are written to outlive this server (None: in memory
+        only)."""
         self.options = options
         self.config = config
         # Every tab starts with the default agent: it must pass the remote policy.
         config.remote_policy.admit(options.agent, options.catalog.presets)
+        self.store = store
+        self.store_failing = False
         self.setup = WorkerSetup(replace(options, warmup=False, policy=config.remote_policy),
-                                 config.max_message_bytes, log_level, log_file)
+                                 config.max_message_bytes, log_level, log_file,
+                                 store_path=None if store is None else str(store.path),
+                                 store_holder=None if store is None else store.holder)
         self.games: dict[str, Tab] = {}
         # Tokens of ended games -> what to tell a page that comes back ("": nothing was lost).
         self.expired: OrderedDict[str, str] = OrderedDict()
         self.evictions = 0
+        self.restored = 0
+        self._restoring: dict[str, asyncio.Event] = {}   # tokens being restored now
+        self.draining = False   # SIGTERM: new pages are told to come back in a moment
+        self.stopping = False   # the pages are being closed; the games stay in the store
         self._reaper: asyncio.Task[None] | None = None
         self._ctx: Any = None
         self.app = Starlette(routes=[
@@ -235,27 +276,51 @@ class WebServer:
             await ws.close(code=1008)
             return
         await ws.accept()
+        if self.draining:
+            await self._refuse(ws, STOPPING, "server stopping")
+            return
         if self._reaper is None:
             self._reaper = asyncio.create_task(self._reap_loop())
         token = ws.query_params.get("session", "")[:100]
         tab = self.games.get(token) if token else None
         notice = None
+        resumed = tab is not None
         if token and tab is None:
             why = self.expired.pop(token, None)
-            if why is None:
+            if why is not None:
+                # told once: not again by the store
+                self._store_call(lambda store: store.take_expired(STORE_KIND, token))
+            elif token in self._restoring:
+                # A second page with the same token while its game is being restored (a
+                # duplicated tab): the game once it is back.
+                await self._restoring[token].wait()
+                tab = self.games.get(token)
+                resumed = tab is not None
+            elif self.store is not None:
+                if not await self._slot():
+                    await self._full(ws)
+                    return
+                self._restoring[token] = asyncio.Event()
+                try:
+                    tab, why, refused = await self._from_store(token)
+                finally:
+                    self._restoring.pop(token).set()
+                if refused is not None:
+                    await self._refuse(ws, refused, "served by another server")
+                    return
+                resumed = tab is not None
+            if why is None and tab is None:
                 why = ("this server has no game for this page (it has restarted, or the "
                        "game ended long ago)")
             if why:
                 notice = f"session expired: {why}; this is a new game"
-        resumed = tab is not None
         if tab is None:
             if not await self._slot():
-                await self._send(ws, web.error(
-                    f"server full: {self.config.max_sessions} games at once; try again later",
-                    fatal=True))
-                await ws.close(code=1013, reason="server full")
+                await self._full(ws)
                 return
-            tab = await self._spawn()
+            spawned = await self._spawn()
+            assert isinstance(spawned, Tab)
+            tab = spawned
         elif tab.ws is not None:
             # The game is opened again (a reload seen before the old socket's close, or a
             # duplicated tab): the newest page has it.
@@ -290,11 +355,25 @@ class WebServer:
             if tab.ws is ws:
                 await self._leave(tab)
 
+    async def _full(self, ws: WebSocket) -> None:
+        await self._send(ws, web.error(
+            f"server full: {self.config.max_sessions} games at once; try again later",
+            fatal=True))
+        await ws.close(code=1013, reason="server full")
+
+    async def _refuse(self, ws: WebSocket, message: str, reason: str) -> None:
+        """Not now: the page is told why and connects again by itself (close code 1012)."""
+        await self._send(ws, web.error(message))
+        try:
+            await ws.close(code=CLOSE_RESTART, reason=reason)
+        except Exception:
+            pass
+
     async def _leave(self, tab: Tab) -> None:
         """The page has gone: a game without a move ends now, any other waits for it."""
         tab.ws = None
-        if tab.ended:
-            return
+        if tab.ended or self.stopping:
+            return   # a stopping server: the game waits in the store for the next one
         if tab.ply == 0:
             await self._end(tab, "page closed", "")
             return
@@ -304,12 +383,20 @@ class WebServer:
             tab.writer.write(_frame_in(DETACH))
         except (ConnectionError, RuntimeError):
             pass
+        # Its resume_timeout counts from now, also for a server restarted meanwhile.
+        self._store_call(lambda store: store.touch(STORE_KIND, [tab.token]))
         log.info("web_page_detach", sessions=self.tabs, pid=tab.proc.pid)
 
-    async def _spawn(self) -> Tab:
+    async def _spawn(self, token: str | None = None,
+                     state: dict[str, Any] | None = None) -> Tab | str:
+        """A game's process: a new game, or (``state``) the game of ``token`` as the store
+        kept it.  The tab, or why the stored game could not be taken back (its process has
+        ended then)."""
+        token = token or secrets.token_urlsafe(18)
         ours, theirs = socket.socketpair()
         try:
-            proc = self._context().Process(target=tab_worker, args=(theirs, self.setup),
+            proc = self._context().Process(target=tab_worker,
+                                           args=(theirs, self.setup, token, state),
                                            name="web-tab", daemon=True)
             proc.start()
         except BaseException:
@@ -318,11 +405,154 @@ class WebServer:
         finally:
             theirs.close()
         reader, writer = await asyncio.open_connection(sock=ours)
-        tab = Tab(secrets.token_urlsafe(18), proc, reader, writer, time.monotonic())
+        if state is not None:
+            failed = await self._restored(reader)
+            if failed is not None:
+                writer.close()
+                await self._reap_process(proc)
+                return failed
+        tab = Tab(token, proc, reader, writer, time.monotonic())
         self.games[tab.token] = tab
+        if state is None and self.store is not None:
+            self._store_call(lambda store: store.acquire(STORE_KIND, token))
         tab.pump = asyncio.create_task(self._pump(tab))
-        log.info("web_session_open", sessions=self.tabs, pid=proc.pid)
+        log.info("web_session_open", sessions=self.tabs, pid=proc.pid,
+                 restored=state is not None)
         return tab
+
+    @staticmethod
+    async def _restored(reader: asyncio.StreamReader) -> str | None:
+        """A restored game's first frame: None when its process took the game back, else
+        why not."""
+        try:
+            head = await asyncio.wait_for(reader.readexactly(FRAME.size), RESTORE_WAIT_S)
+            reply = json.loads(await reader.readexactly(FRAME.unpack(head)[0]))
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.TimeoutError,
+                ValueError):
+            return "its process did not start"
+        if isinstance(reply, dict) and reply.get("ok") is True:
+            return None
+        return str(reply.get("error") if isinstance(reply, dict) else reply)
+
+    # --- the store ----------------------------------------------------------------------------
+    def _store_call(self, fn: Callable[[SessionStore], Any]) -> Any:
+        """Run a store call (one transaction); a failure (a full disk) is logged once until
+        the store works again, and the games go on in memory.  None when there is no store
+        or it failed."""
+        if self.store is None:
+            return None
+        try:
+            out = fn(self.store)
+        except StoreError as e:
+            if not self.store_failing:
+                log.error("store_failed", error=str(e))
+            self.store_failing = True
+            return None
+        if self.store_failing:
+            log.warning("store_recovered", path=str(self.store.path))
+        self.store_failing = False
+        return out
+
+    def _gone_why(self) -> str:
+        return (f"closed {self.config.resume_timeout:g} s after its page closed "
+                "(resume_timeout; its server had stopped)")
+
+    async def _from_store(self, token: str) -> tuple[Tab | None, str | None, str | None]:
+        """The game of ``token`` back from the store (a restart, or another server that
+        stopped): (its tab, None, None); or (None, why it ended, None) when it had ended or
+        cannot be taken back; (None, None, why not now) when another live server serves it;
+        (None, None, None) when the store has nothing for it."""
+        store = self.store
+        assert store is not None
+        try:
+            why = store.take_expired(STORE_KIND, token)
+            state = None if why is not None else store.load(STORE_KIND, token)
+            updated = None if state is None else store.updated(STORE_KIND, token)
+        except StoreError as e:
+            log.error("store_failed", error=str(e))
+            return None, None, None
+        if why is not None or state is None:
+            return None, why, None
+        try:
+            lease = store.acquire(STORE_KIND, token)
+        except StoreError as e:
+            log.error("store_failed", error=str(e))   # served from memory
+            lease = None
+        if lease is not None:
+            wait = max(0.0, lease.until - store.clock())
+            return None, None, (f"this game is served by another server ({lease.holder}); "
+                                f"if that server has stopped, this page takes the game over "
+                                f"within {wait + 1:.0f} s")
+        if updated is not None and store.clock() - updated > self.config.resume_timeout:
+            why = self._gone_why()
+            self._store_call(lambda s: s.end(STORE_KIND, token, None))
+            return None, why, None
+        spawned = await self._spawn(token, state)
+        if isinstance(spawned, str):
+            log.info("web_restore_failed", error=spawned)
+            self._store_call(lambda s: s.end(STORE_KIND, token, None))
+            return None, (f"it could not be restored on this server ({spawned})"), None
+        self.restored += 1
+        moves = state.get("game", {}).get("moves", []) if isinstance(state.get("game"), dict) \
+            else []
+        spawned.ply = len(moves)
+        log.info("web_session_restored", pid=spawned.proc.pid, moves=len(moves))
+        return spawned, None, None
+
+    def _housekeeping(self) -> None:
+        """Renew this server's leases, mark the games whose page is open as current, and end
+        the stored games nobody came back to within resume_timeout."""
+        open_pages = [t.token for t in self.games.values() if t.ws is not None]
+        self._store_call(lambda store: store.renew())
+        if open_pages:
+            self._store_call(lambda store: store.touch(STORE_KIND, open_pages))
+        cutoff = time.time() - self.config.resume_timeout
+        self._store_call(lambda store: store.sweep(STORE_KIND, cutoff, self._gone_why()))
+
+    def housekeeping_interval(self) -> float:
+        if self.store is None:
+            return SWEEP_INTERVAL
+        return min(SWEEP_INTERVAL, self.store.lease_s / 3)
+
+    # --- stopping -----------------------------------------------------------------------------
+    async def drain(self, force: Callable[[], bool] = lambda: False) -> None:
+        """SIGTERM: new pages are told to come back in a moment; the games start nothing new
+        and an engine's move under way gets up to ``drain_timeout`` to finish (a move cut
+        short is searched again after the restart: it was never kept)."""
+        if self.draining:
+            return
+        self.draining = True
+        log.info("web_draining", sessions=self.tabs, store=self.store is not None)
+        for tab in list(self.games.values()):
+            if tab.ws is not None and not tab.ended:
+                try:
+                    tab.writer.write(_frame_in(DRAIN))
+                except (ConnectionError, RuntimeError):
+                    pass
+        end = time.monotonic() + self.config.drain_timeout
+        while time.monotonic() < end and not force() and any(
+                t.searching for t in self.games.values() if t.ws is not None and not t.ended):
+            await asyncio.sleep(0.05)
+        # The pages still open are closed next: their games' resume_timeout counts from now.
+        self.stopping = True
+        open_pages = [t.token for t in self.games.values() if t.ws is not None]
+        if open_pages:
+            self._store_call(lambda store: store.touch(STORE_KIND, open_pages))
+
+    async def close(self) -> None:
+        """After the pages are closed: the games' processes end (the store keeps their
+        games), the leases are given back."""
+        self.stopping = True
+        if self._reaper is not None:
+            self._reaper.cancel()
+        pumps = [t.pump for t in self.games.values() if t.pump is not None]
+        for tab in list(self.games.values()):
+            tab.writer.close()   # end of input: the process stops its search and exits
+        if pumps:
+            await asyncio.wait(pumps, timeout=WORKER_EXIT_S + 1)
+        self._store_call(lambda store: store.release(STORE_KIND))
+        if self.store is not None:
+            self.store.close()
 
     async def _end(self, tab: Tab, reason: str, expired: str | None,
                    tell: str | None = None) -> None:
@@ -337,6 +567,7 @@ class WebServer:
             self.expired[tab.token] = expired
             while len(self.expired) > EXPIRED_MEMORY:
                 self.expired.popitem(last=False)
+        self._store_call(lambda store: store.end(STORE_KIND, tab.token, expired))
         ws, tab.ws = tab.ws, None
         if ws is not None:
             await self._send(ws, web.error(tell or f"this game was closed: {reason}",
@@ -381,9 +612,16 @@ class WebServer:
 
     async def _reap_loop(self) -> None:
         cfg = self.config
+        last_housekeeping = time.monotonic()
         while True:
             await asyncio.sleep(REAP_INTERVAL)
             now = time.monotonic()
+            if self.stopping:
+                continue
+            if self.store is not None and now - last_housekeeping >= \
+                    self.housekeeping_interval():
+                self._housekeeping()
+                last_housekeeping = now
             for tab in list(self.games.values()):
                 if tab.ws is None and tab.parked_since is not None and \
                         now - tab.parked_since > cfg.resume_timeout:
@@ -429,10 +667,13 @@ class WebServer:
             pass
         # The process has ended (the game was ended, or it died): an open page must learn
         # that its game is gone rather than wait for answers.
-        if not tab.ended:
+        if not tab.ended and not self.stopping:
             tab.ended = True
             self.games.pop(tab.token, None)
             log.warning("web_tab_died", pid=tab.proc.pid)
+            why = "its process ended unexpectedly"
+            self.expired[tab.token] = why
+            self._store_call(lambda store: store.end(STORE_KIND, tab.token, why))
         ws, tab.ws = tab.ws, None
         if ws is not None:
             try:
@@ -474,18 +715,45 @@ class WebServer:
         return sock
 
     def serve(self, sock: socket.socket) -> None:
+        """Serve until SIGINT/SIGTERM: then drain, close the pages, end the games' processes
+        (the store keeps their games) and give back the leases."""
         import uvicorn
 
+        web_server = self
+
+        class Server(uvicorn.Server):
+            async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+                await web_server.drain(lambda: self.force_exit)
+                await super().shutdown(sockets)
+                await web_server.close()
+
+        if self.store is not None:
+            # Games nobody came back to while no server ran.
+            cutoff = time.time() - self.config.resume_timeout
+            self._store_call(lambda store: store.sweep(STORE_KIND, cutoff, self._gone_why()))
         ws_max = max(WS_MAX_SIZE_MIN, WS_MAX_SIZE_FACTOR * self.config.max_message_bytes)
         cfg = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off",
                              ws_max_size=ws_max, ws_per_message_deflate=False)
-        uvicorn.Server(cfg).run(sockets=[sock])
+        Server(cfg).run(sockets=[sock])
 
 
 def url_of(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}/"
+
+
+def open_web_store(cfg: Config) -> SessionStore | None:
+    """The ``[store]`` the configuration asks for (``--store PATH``, ``--no-store``), as
+    ``cli.open_session_store`` opens it for the ZeroMQ server (not imported from there: the
+    command line imports this module), or None: turned off, or a file that cannot be used (a
+    clear message on stderr; the server then serves without one)."""
+    st = cfg.store
+    if not st["enabled"]:
+        return None
+    path = st["path"] or default_store_path()
+    return open_store(path, lambda text: print(f"othello-web: {text}", file=sys.stderr,
+                                               flush=True), lease_s=float(st["lease"]))
 
 
 def serve_web(cfg: Config, options: EngineOptions, address: str | None = None) -> int:
@@ -502,26 +770,33 @@ def serve_web(cfg: Config, options: EngineOptions, address: str | None = None) -
     config = WebConfig(host=host, port=port, max_sessions=w["max_sessions"],
                        max_message_bytes=w["max_message_bytes"],
                        resume_timeout=w["resume_timeout"], idle_timeout=w["idle_timeout"],
+                       drain_timeout=float(cfg.store["drain_timeout"]),
                        remote_policy=cfg.remote.policy())
+    store = open_web_store(cfg)
     try:
-        server = WebServer(options, config, cfg.log["level"], cfg.log["file"])
+        server = WebServer(options, config, cfg.log["level"], cfg.log["file"], store=store)
         sock = server.bind()
     except AgentSpecError as e:
         print(f"othello-web: the default agent is refused by [remote]: {e}", file=sys.stderr)
+        if store is not None:
+            store.close()
         return 2
     except OSError as e:
         print(f"othello-web: cannot listen on {host}:{port}: {e.strerror or e}",
               file=sys.stderr)
+        if store is not None:
+            store.close()
         return 2
     if not is_loopback_host(host):
         log.warning("web_public_bind", host=host,
                     note="anyone who can reach this address can play (within [remote])")
     server.start_fork_server()
-    print(f"othello-web: serving {url_of(sock)} (at most {config.max_sessions} games)",
+    kept = f"kept in {store.path}" if store is not None else "no session store"
+    print(f"othello-web: serving {url_of(sock)} (at most {config.max_sessions} games, {kept})",
           flush=True)
     server.serve(sock)
     return 0
 
 
-__all__ = ["WebConfig", "WebServer", "WorkerSetup", "is_loopback_host",
+__all__ = ["WebConfig", "WebServer", "WorkerSetup", "is_loopback_host", "open_web_store",
            "parse_address", "serve_web", "tab_worker", "url_of"]

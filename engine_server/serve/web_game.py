@@ -2,9 +2,17 @@
 controller thread, talking length-prefixed frames with the server (``serve/web.py``) over a
 socket pair.
 
-Frames to the game: a kind (a page's message, a page took the game, the page left), the
-arrival time and the WebSocket message's bytes.  Frames from it: one JSON message each, for the
-page.  End of input (the game is over for the server, or the server stops) ends the process.
+Frames to the game: a kind (a page's message, a page took the game, the page left, the server
+is stopping), the arrival time and the WebSocket message's bytes.  Frames from it: one JSON
+message each, for the page; a game restored from the session store first sends one frame of
+its own, for the server (``{"type": "restore", "ok": ...}``).  End of input (the game is over
+for the server, or the server stops) ends the process.
+
+With a session store the process writes its game there (``WebHandler.snapshot``, one
+transaction) whenever it has changed: after each message it handles, and before anything the
+controller sends the page, so the store has every change before the page sees it.  It has a
+connection of its own to the store's file.  From the end of its input on it writes nothing: a
+search interrupted because the server went away is not a move.
 """
 
 from __future__ import annotations
@@ -19,10 +27,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from engine_server.commands.web import WebHandler
+from engine_server.agents import AgentSpecError
+from engine_server.commands.web import WebError, WebHandler
 from engine_server.log import get_logger
 from engine_server.session import EngineOptions, Output, SearchJob, Session
 from protocol import web
+
+from .store import SessionStore, StoreError
 
 log = get_logger("web")
 
@@ -52,7 +63,10 @@ FRAME = struct.Struct("!I")          # length of what follows
 KIND = struct.Struct("!B")           # server -> game process: what the frame is
 STAMP = struct.Struct("!d")          # a message's arrival time (CLOCK_MONOTONIC: one clock for
                                      # every process of the machine)
-MESSAGE, ATTACH, DETACH = 0, 1, 2    # a page's message; a page took the game; the page left
+MESSAGE, ATTACH, DETACH, DRAIN = 0, 1, 2, 3   # a page's message; a page took the game; the
+                                             # page left; the server is stopping
+# The games' kind in the session store (their key: the page's token).
+STORE_KIND = "web"
 
 
 def _frame_in(kind: int, payload: bytes = b"") -> bytes:
@@ -85,20 +99,68 @@ def _recv_frame(sock: socket.socket) -> bytes | None:
 @dataclass
 class WorkerSetup:
     """What a tab's process needs: the session's options (presets and the remote policy
-    already in them), the message limit and the log settings."""
+    already in them), the message limit, the log settings and the session store (its file
+    and the server's lease-holder name; None: no store)."""
 
     options: EngineOptions
     max_message_bytes: int
     log_level: str = "warning"
     log_file: str | None = None
+    store_path: str | None = None
+    store_holder: str | None = None
 
 
-def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
+class _Checkpoints:
+    """The game's writes to the store: only when the snapshot has changed, a failure logged
+    once (the game goes on in memory and the next change tries again), nothing after
+    ``freeze``."""
+
+    def __init__(self, setup: WorkerSetup, token: str, handler: WebHandler):
+        self.token = token
+        self.handler = handler
+        self.frozen = threading.Event()
+        self.failing = False
+        self.saved: dict[str, Any] | None = None
+        self.store: SessionStore | None = None
+        if setup.store_path and token:
+            try:
+                self.store = SessionStore(setup.store_path, holder=setup.store_holder)
+            except StoreError as e:
+                log.error("store_failed", error=str(e))
+
+    def __call__(self) -> None:
+        if self.store is None or self.frozen.is_set():
+            return
+        state = self.handler.snapshot()
+        if state == self.saved:
+            return
+        try:
+            self.store.save(STORE_KIND, self.token, state)
+        except StoreError as e:
+            if not self.failing:
+                log.error("store_failed", error=str(e))
+            self.failing = True
+            return
+        if self.failing:
+            log.warning("store_recovered", path=str(self.store.path))
+        self.failing = False
+        self.saved = state
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+
+def tab_worker(sock: socket.socket, setup: WorkerSetup, token: str = "",
+               restore: dict[str, Any] | None = None) -> None:
     """One game's process: its session, handler and controller, talking frames over ``sock``.
 
-    Frames in: a kind (a page's message, a page attached, the page left), the arrival time and
-    the WebSocket message's bytes; frames out: one JSON message each.  End of input (the game
-    is over for the server, or the server stops) ends the process."""
+    Frames in: a kind (a page's message, a page attached, the page left, the server stops),
+    the arrival time and the WebSocket message's bytes; frames out: one JSON message each.
+    End of input (the game is over for the server, or the server stops) ends the process.
+    ``token``: the game's key in the store; ``restore``: the state it kept, taken back
+    before anything else (the first frame out says whether that worked; if not, the process
+    ends)."""
     import signal
 
     from engine_server.log import configure_logging
@@ -109,9 +171,13 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
     send_lock = threading.Lock()
     gone = threading.Event()
 
+    controller = threading.get_ident()
+
     def send(line: str) -> None:
         if gone.is_set():
             return
+        if threading.get_ident() == controller:
+            checkpoint()   # the store has the change before the page is told of it
         try:
             with send_lock:
                 _send_frame(sock, line.encode("utf-8"))
@@ -122,6 +188,20 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
     inbox: queue.Queue[Any] = queue.Queue()
     handler = WebHandler(session, post=inbox.put, max_message_bytes=setup.max_message_bytes,
                          on_search=lower_priority)
+    checkpoint = _Checkpoints(setup, token, handler)
+    if restore is not None:
+        try:
+            handler.restore(restore)
+        except (ValueError, KeyError, TypeError, WebError, AgentSpecError) as e:
+            log.error("web_restore_failed", error=str(e))
+            checkpoint.frozen.set()   # the store keeps what it had (the server ends it)
+            send(web.encode({"type": "restore", "ok": False, "error": str(e)}))
+            handler.close()
+            checkpoint.close()
+            sock.close()
+            return
+        checkpoint.saved = handler.snapshot()   # what the store has
+        send(web.encode({"type": "restore", "ok": True}))
 
     def read() -> None:
         try:
@@ -139,6 +219,7 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
         except OSError:
             pass
         finally:
+            checkpoint.frozen.set()   # what a search stopped now would give is not a move
             handler.interrupt()   # a long search must not keep the process
             inbox.put(None)
 
@@ -158,12 +239,19 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup) -> None:
                 elif kind == DETACH:
                     handler.detach()
                     replies = []
+                elif kind == DRAIN:
+                    replies = handler.drain()
                 else:
                     replies = handler.handle_text(raw, received)
+                checkpoint()
                 for msg in replies:
                     send(web.encode(msg))
             except Exception:
                 log.exception("web_controller_error")
+            finally:
+                checkpoint()
     finally:
+        checkpoint.frozen.set()
         handler.close()
+        checkpoint.close()
         sock.close()

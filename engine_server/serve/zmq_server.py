@@ -55,6 +55,7 @@ may bind where, and CURVE, is ``zmq_security.py``'s.
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import threading
@@ -62,13 +63,14 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import zmq
 
 if TYPE_CHECKING:
     from zmq.auth.thread import ThreadAuthenticator
 
+from engine_server.agents import AgentSpecError
 from engine_server.agents.policy import AgentPolicy
 from engine_server.commands import detect_protocol, refusal_lines
 from engine_server.commands.controller import Request
@@ -76,8 +78,9 @@ from engine_server.log import get_logger
 from engine_server.session import EngineOptions
 from protocol import zmq as zframes
 
+from .store import SessionStore, StoreError
 from .zmq_security import SecurityError, generate_keys, is_loopback_endpoint, secure
-from .zmq_sessions import ClientSession, SessionTable
+from .zmq_sessions import KIND, ClientSession, SessionTable
 
 log = get_logger("zmq")
 
@@ -95,6 +98,14 @@ TRANSPORT_CAP_FACTOR = 16
 # has just closed its socket may not be seen gone yet (its close and the newcomer's message are
 # reported by different queues).
 FULL_WAIT_S = 1.0
+DEFAULT_DRAIN_TIMEOUT = 10.0
+# Seconds between the store's housekeeping: renewing this server's leases (a third of their
+# length) and ending stored sessions nobody came back to.
+SWEEP_INTERVAL = 30.0
+STOPPING = ("server stopping (a restart or a shutdown): this request was not run; send it "
+            "again in a few seconds")
+INTERRUPTED = ("interrupted: the server is stopping (a restart or a shutdown); send the "
+               "request again in a few seconds")
 
 
 def transport_cap(max_message_bytes: int) -> int:
@@ -115,20 +126,28 @@ class ServerConfig:
     allowed_clients: Path | None = None     # directory of allowed clients' public key files
     # What a remote session may choose (agents, threads, memory, time per move).
     remote_policy: AgentPolicy = field(default_factory=AgentPolicy)
+    # A stop with draining (SIGTERM) lets requests under way finish for this long; those
+    # still running are then interrupted, their clients told to send them again.
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
 
 
 class ZmqServer:
     def __init__(self, options: EngineOptions, config: ServerConfig,
                  context: zmq.Context | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 store: SessionStore | None = None):
         """``clock`` measures how long sessions have been quiet or disconnected (tests pass
-        one they can move on); searches' deadlines always use the monotonic clock."""
+        one they can move on); searches' deadlines always use the monotonic clock.
+        ``store``: where sessions are written to outlive this server (None: in memory only)."""
         self.options = options
         self.config = config
         self.clock = clock
         self.ctx = context or zmq.Context.instance()
+        self.store = store
         # The sessions, their clients' connections, and what returning clients are told.
-        self.table = SessionTable(config, clock)
+        self.table = SessionTable(config, clock, store)
+        self.restored = 0
+        self._drain_started: float | None = None   # when draining started (None: serving)
         self.outbox: queue.Queue = queue.Queue()
         # Session threads may not touch the ROUTER socket; a byte on this pipe wakes the
         # socket's thread as soon as they queue a line (waiting for a poll timeout cost ~2 ms
@@ -193,8 +212,10 @@ class ZmqServer:
         how many sessions it serves."""
         cfg = self.config
         security = "CURVE" if self._auth is not None else "no CURVE"
+        kept = (f"sessions kept in {self.store.path}" if self.store is not None
+                else "no session store")
         return (f"{prog}: serving ZeroMQ on {self.endpoint} (at most {cfg.max_sessions} "
-                f"sessions, {security})")
+                f"sessions, {security}, {kept})")
 
     # --- sessions (zmq_sessions.py) -----------------------------------------------------------
     def _new_session(self, identity: bytes, owner: bytes | None) -> ClientSession:
@@ -239,11 +260,22 @@ class ZmqServer:
                 text = None
 
         cs = self.sessions.get(identity)
+        if cs is None and self._drain_started is not None:
+            self._answer(identity, reply_seq, self._reply_form(None, text), STOPPING)
+            return
         if cs is None and identity in self.expired:
             why = self.expired.pop(identity)
+            if self.store is not None:   # told once: not again by the store
+                self.table.store_call(lambda store: store.take_expired(KIND, identity.hex()))
             self._answer(identity, reply_seq, self._reply_form(None, text),
                          f"session expired: {why}; the next request starts a new session")
             return
+        if cs is None and self.store is not None and not identity.startswith(b"\0"):
+            refused = self._from_store(identity, user)
+            if refused is not None:
+                self._answer(identity, reply_seq, self._reply_form(None, text), refused)
+                return
+            cs = self.sessions.get(identity)
         if cs is not None and cs.owner != user:
             # Another client key presenting this routing id: the session is not its own.
             self._answer(identity, reply_seq, self._reply_form(None, text),
@@ -256,6 +288,10 @@ class ZmqServer:
                 # A retry of a request already handled: answer again, do not execute again.
                 for line in list(cs.replies.get(seq, [])):
                     self._send(identity, reply_seq, line)
+                return
+            if self._drain_started is not None:
+                # Not run, and not counted as handled: its resend runs after the restart.
+                self._answer(identity, reply_seq, self._reply_form(cs, text), STOPPING)
                 return
 
         error = None
@@ -289,12 +325,114 @@ class ZmqServer:
                              "server full" if detect_protocol(text) == "nboard"
                              else "server full: too many sessions")
                 return
+            if self.store is not None and not identity.startswith(b"\0"):
+                lease = self._take_lease(identity)
+                if lease is not None:
+                    self._answer(identity, reply_seq, self._reply_form(None, text), lease)
+                    return
             cs = self._new_session(identity, user)
             self.table.attribute(cs, fd, now)
         if seq != 0:
             cs.last_seq = seq
         cs.controller.arrived(text)
         cs.inbox.put(Request(text, received, (seq, bare)))
+
+    # --- the store ----------------------------------------------------------------------------
+    def _take_lease(self, identity: bytes) -> str | None:
+        """Take the lease of ``identity``'s session for this server: None when taken (or the
+        store cannot be written: the session is served from memory), else why not."""
+        assert self.store is not None
+        try:
+            lease = self.store.acquire(KIND, identity.hex())
+        except StoreError as e:
+            log.error("store_failed", error=str(e))
+            return None
+        if lease is None:
+            return None
+        wait = max(0.0, lease.until - self.store.clock())
+        return (f"session served by another server ({lease.holder}); if that server has "
+                f"stopped, send the request again in {wait:.0f} s")
+
+    def _from_store(self, identity: bytes, user: bytes | None) -> str | None:
+        """Bring the session of ``identity`` back from the store (a restart, or another
+        server that stopped): None when there is none, or it is back in ``sessions``; else
+        what the client is told (its session expired, is served elsewhere, or is not its
+        own)."""
+        assert self.store is not None
+        key = identity.hex()
+        try:
+            why = self.store.take_expired(KIND, key)
+            state = None if why is not None else self.store.load(KIND, key)
+        except StoreError as e:
+            log.error("store_failed", error=str(e))
+            return None
+        if why is not None:
+            return f"session expired: {why}; the next request starts a new session"
+        if state is None:
+            return None
+        return self._restore(identity, user, state)
+
+    def _restore(self, identity: bytes, user: bytes | None, state: dict[str, Any]
+                 ) -> str | None:
+        key = identity.hex()
+        owner = state.get("owner")
+        if owner != (None if user is None else user.hex()):
+            return "this routing id belongs to another client's session"
+        age = time.time() - float(state.get("saved", 0.0))
+        if age > self.config.disconnected_timeout:
+            self.table.forget(key)
+            return (f"session expired: closed {self.config.disconnected_timeout:g} s after its "
+                    "connection closed (disconnected_timeout; its server had stopped); the "
+                    "next request starts a new session")
+        lease = self._take_lease(identity)
+        if lease is not None:
+            return lease
+        if len(self.sessions) >= self.config.max_sessions and not self.table.evict(
+                self.clock()):
+            return "server full: too many sessions"
+        cs = self._new_session(identity, user)
+        try:
+            self.table.restore(cs, state)
+        except (ValueError, KeyError, TypeError, AgentSpecError) as e:
+            log.error("session_restore_failed", client=key, error=str(e))
+            self.table.close(identity, "restore failed")
+            self.table.forget(key)
+            return (f"session expired: it could not be restored on this server ({e}); the "
+                    "next request starts a new session")
+        self.restored += 1
+        log.info("session_restored", client=key, moves=len(cs.session.game.moves),
+                 protocol=cs.controller.protocol)
+        return None
+
+    def _store_housekeeping(self) -> None:
+        assert self.store is not None
+        self.table.store_call(lambda store: store.renew())
+        cutoff = time.time() - self.config.disconnected_timeout
+        why = (f"closed {self.config.disconnected_timeout:g} s after its connection closed "
+               "(disconnected_timeout; its server had stopped)")
+        self.table.store_call(lambda store: store.sweep(KIND, cutoff, why))
+
+    # --- draining -----------------------------------------------------------------------------
+    def _drained(self) -> bool:
+        """Every request under way has been answered, or the drain's time is up (those still
+        running are then interrupted: their answer is dropped, the client told to resend)."""
+        assert self._drain_started is not None
+        busy = [cs for cs in self.sessions.values()
+                if not cs.closed and (cs.handling or not cs.inbox.empty()
+                                      or cs.controller.owes_answer())]
+        if not busy:
+            return True
+        if time.monotonic() < self._drain_started + self.config.drain_timeout:
+            return False
+        for cs in busy:
+            with cs.session.output.lock:
+                cs.frozen = True
+                seq, bare = cs.current_seq, cs.current_bare
+            cs.session.interrupt()
+            self._answer(cs.identity, None if bare else seq, cs.controller.protocol,
+                         INTERRUPTED)
+            log.info("session_interrupted", client=cs.key)
+        return True
 
     def _send(self, identity: bytes, seq: int | None, line: str) -> None:
         """One output line to a client: ``[seq, line]``, or ``[line]`` when ``seq`` is None (the
@@ -367,28 +505,50 @@ class ZmqServer:
         if self.monitor is not None:
             poller.register(self.monitor, zmq.POLLIN)
         last_reap = time.monotonic()
+        renew_every = SWEEP_INTERVAL if self.store is None else min(
+            SWEEP_INTERVAL, self.store.lease_s / 3)
+        last_sweep = -math.inf
         try:
             while not self._stop.is_set():
-                events = dict(poller.poll(20 if self._waiting else poll_ms))
+                draining = self._drain_started is not None
+                events = dict(poller.poll(20 if self._waiting or draining else poll_ms))
                 if self.socket in events or self.monitor in events:
                     self._receive()
                 if self._waiting:
                     self._retry_waiting()
                 self._flush_outbox()
+                if draining and self._drained():
+                    self._flush_outbox()
+                    self._receive()   # what came meanwhile: refused, not lost in the close
+                    break
                 if time.monotonic() - last_reap > 1.0:
                     self.table.reap(self.clock())
                     last_reap = time.monotonic()
+                if self.store is not None and time.monotonic() - last_sweep > renew_every:
+                    self._store_housekeeping()
+                    last_sweep = time.monotonic()
         finally:
             self.close()
 
-    def stop(self) -> None:
-        self._stop.set()
+    def stop(self, drain: bool = False) -> None:
+        """Stop serving.  ``drain`` (SIGTERM): new clients and new requests are refused with a
+        reason, requests under way get up to ``drain_timeout`` to finish, then the server
+        stops; sessions stay in the store for the next server.  Thread- and signal-safe."""
+        if drain and not self._stop.is_set():
+            if self._drain_started is None:
+                self._drain_started = time.monotonic()
+                log.info("zmq_draining", sessions=len(self.sessions))
+        else:
+            self._stop.set()
         self._woken.clear()
         self._wake()
 
     def close(self) -> None:
         for identity in list(self.sessions):
-            self.table.close(identity, "server stop")
+            # A stopping server leaves its sessions in the store for the next one.
+            self.table.close(identity, "server stop", forget=False)
+        if self.store is not None:
+            self.table.store_call(lambda store: store.release(KIND))
         if self.monitor is not None:
             try:
                 self.socket.disable_monitor()

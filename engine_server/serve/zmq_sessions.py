@@ -14,7 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import zmq
 from zmq.utils.monitor import recv_monitor_message
@@ -23,6 +23,8 @@ from engine_server.commands.controller import Controller, Request
 from engine_server.game import Position
 from engine_server.log import get_logger
 from engine_server.session import EngineOptions, Output, Session
+
+from .store import SessionStore, StoreError
 
 log = get_logger("zmq")
 
@@ -35,6 +37,10 @@ EVICT_NEW_AFTER = 5.0
 # connection whose accept event was lost (the monitor's queue overflowed): its client is live.
 STALE_CLOSE_S = 2.0
 CLOSED_MEMORY = 4096
+# Answers kept per session for resent requests.
+RECENT_REPLIES = 8
+# The sessions' kind in the store.
+KIND = "zmq"
 
 # What a session's output is handed to: (routing id, seq or None for a bare request, line).
 Deliver = Callable[[bytes, int | None, str], None]
@@ -66,6 +72,20 @@ class ClientSession:
     conn: int | None = None      # the connection its last message came on (None: unknown)
     connected: bool = True
     disconnected_at: float | None = None
+    # The session store's bookkeeping (``SessionTable.persist``): the last request whose
+    # answer is complete and written; whether a request is being handled now (its lines are
+    # part of a change still to be written); a checkpoint queued for a search's late answer;
+    # frozen: a stopping server interrupted the request, whose answer is dropped and whose
+    # effects are never written (the client's resend is served after the restart).
+    done_seq: int = -1
+    handling: bool = False
+    checkpoint_queued: bool = False
+    frozen: bool = False
+
+    @property
+    def key(self) -> str:
+        """The session's key in the store: its routing id in hex."""
+        return self.identity.hex()
 
     @property
     def own_id(self) -> bool:
@@ -106,9 +126,13 @@ class SessionTable:
     """The sessions by routing id, the connections their clients are on, and the routing ids
     of closed sessions with why (told once, when they come back)."""
 
-    def __init__(self, limits: SessionLimits, clock: Callable[[], float]):
+    def __init__(self, limits: SessionLimits, clock: Callable[[], float],
+                 store: SessionStore | None = None):
         self.limits = limits
         self.clock = clock
+        # Where sessions are written on every change, to outlive the server (None: nowhere).
+        self.store = store
+        self.store_failing = False
         self.sessions: dict[bytes, ClientSession] = {}
         # Routing ids whose session the server closed -> why (told once, when they come back).
         self.expired: OrderedDict[bytes, str] = OrderedDict()
@@ -125,16 +149,25 @@ class SessionTable:
 
         def sink(line: str) -> None:
             cs = cs_holder[0]
+            if cs.frozen:
+                return   # interrupted by a stopping server: the client is told so instead
             seq = cs.current_seq
             lst = cs.replies.get(seq)
             if lst is not None:
                 lst.append(line)
             deliver(identity, None if cs.current_bare else seq, line)
+            if self.store is not None and not cs.handling and not cs.checkpoint_queued:
+                # A search's answer, written on its own thread: the controller writes the
+                # session once it is complete.
+                cs.checkpoint_queued = True
+                cs.inbox.put(Request("", time.monotonic(), checkpoint=True))
 
         session = Session(options, Output(sink))
         cs = ClientSession(identity, session, Controller(session), owner=owner,
                            last_seen=self.clock())
         cs_holder.append(cs)
+        if self.store is not None:
+            session.persist = lambda answer: self.persist(cs, answer)
         cs.thread = threading.Thread(target=self._run, args=(cs,),
                                      name=f"zmq-session-{identity.hex()[:8]}", daemon=True)
         cs.thread.start()
@@ -146,20 +179,87 @@ class SessionTable:
     def _run(self, cs: ClientSession) -> None:
         def before(req: Request) -> None:
             seq, bare = req.tag
-            cs.current_seq = seq
-            cs.current_bare = bare
-            cs.replies[seq] = []
-            for old in [s for s in cs.replies if s < seq - 8]:
-                del cs.replies[old]  # keep a few recent answers for retries
+            with cs.session.output.lock:
+                cs.handling = True
+                cs.current_seq = seq
+                cs.current_bare = bare
+                cs.replies[seq] = []
+                for old in sorted(cs.replies)[:-RECENT_REPLIES]:
+                    del cs.replies[old]  # keep a few recent answers for retries
+
+        def after(req: Request) -> None:
+            if req.checkpoint:
+                cs.checkpoint_queued = False
+                if cs.controller.owes_answer():
+                    return   # more to come; the session has not changed meanwhile
+            else:
+                with cs.session.output.lock:
+                    cs.handling = False
+            self.persist(cs)
 
         try:
-            cs.controller.run(cs.inbox, before)
+            cs.controller.run(cs.inbox, before, after=after)
         finally:
             cs.closed = True
 
-    def close(self, identity: bytes, reason: str, expired: str | None = None) -> None:
+    # --- the store ----------------------------------------------------------------------------
+    def persist(self, cs: ClientSession, answer: list[str] | None = None) -> None:
+        """Write ``cs`` to the store (from its controller's thread): its state, the last
+        request whose answer is complete, and the recent answers a resend is given.
+        ``answer``: the lines the request being handled is about to write (they count as
+        written: the store has them before the client does)."""
+        if self.store is None or cs.frozen:
+            return
+        seq = cs.current_seq
+        with cs.session.output.lock:
+            replies = {s: list(v) for s, v in cs.replies.items()}
+        if answer is not None:
+            replies[seq] = replies.get(seq, []) + list(answer)
+            cs.done_seq = max(cs.done_seq, seq)
+        elif not cs.controller.owes_answer():
+            cs.done_seq = max(cs.done_seq, seq)
+        state = {"controller": cs.controller.snapshot(), "done_seq": cs.done_seq,
+                 "replies": {str(s): v for s, v in replies.items() if 0 < s <= cs.done_seq},
+                 "owner": None if cs.owner is None else cs.owner.hex(),
+                 "saved": time.time()}
+        self.store_call(lambda store: store.save(KIND, cs.key, state))
+
+    def forget(self, key: str, why: str | None = None) -> None:
+        """The session of ``key`` is over: out of the store (``why``: what a returning client
+        is told)."""
+        if self.store is not None:
+            self.store_call(lambda store: store.end(KIND, key, why))
+
+    def store_call(self, fn: Callable[[SessionStore], object]) -> bool:
+        """Run a write; a failure (a full disk) is logged once until writes work again, and
+        the session goes on in memory (its next change tries again)."""
+        assert self.store is not None
+        try:
+            fn(self.store)
+        except StoreError as e:
+            if not self.store_failing:
+                log.error("store_failed", error=str(e))
+            self.store_failing = True
+            return False
+        if self.store_failing:
+            log.warning("store_recovered", path=str(self.store.path))
+        self.store_failing = False
+        return True
+
+    def restore(self, cs: ClientSession, state: dict[str, Any]) -> None:
+        """Give a new session the state a store kept (ValueError, KeyError, TypeError or
+        AgentSpecError when it does not fit this server)."""
+        cs.controller.restore(state["controller"])
+        done = int(state["done_seq"])
+        cs.last_seq = cs.done_seq = done
+        replies = state.get("replies") or {}
+        cs.replies = {int(s): [str(x) for x in v] for s, v in replies.items()}
+
+    def close(self, identity: bytes, reason: str, expired: str | None = None,
+              forget: bool = True) -> None:
         """End a session; ``expired`` is what its client is told if it comes back (only a
-        client with its own routing id can)."""
+        client with its own routing id can).  ``forget=False`` (a server stopping): the
+        session stays in the store for the next server."""
         cs = self.sessions.pop(identity, None)
         if cs is None:
             return
@@ -170,6 +270,10 @@ class SessionTable:
             self.expired.move_to_end(identity)
             while len(self.expired) > EXPIRED_MEMORY:
                 self.expired.popitem(last=False)
+        if self.store is not None and forget:
+            cs.frozen = True   # nothing it still writes goes back into the store
+            why = expired if cs.own_id else None
+            self.store_call(lambda store: store.end(KIND, cs.key, why))
         log.info("session_close", client=identity.hex(), reason=reason,
                  sessions=len(self.sessions))
 
@@ -180,6 +284,7 @@ class SessionTable:
         for identity, cs in list(self.sessions.items()):
             if cs.closed:   # ended by quit, not reaped yet
                 self.sessions.pop(identity, None)
+                self.forget(cs.key)
                 return True
         if len(self.sessions) < self.limits.max_sessions:
             return True   # a plain client's session ended with its connection just now
@@ -212,6 +317,7 @@ class SessionTable:
             if cs.closed:
                 self.sessions.pop(identity, None)
                 log.info("session_ended", client=identity.hex())
+                self.forget(cs.key)
                 continue
             if not cs.connected and not cs.own_id:
                 self.close(identity, "disconnected")

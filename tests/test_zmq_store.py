@@ -1,0 +1,366 @@
+"""The session store: ZeroMQ sessions that outlive their server (SIGTERM, kill -9), servers that
+share one store, and store files that cannot be used."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from clients.engine_client import EngineError
+from clients.remote import RemoteEngine, RemoteError
+from engine_server.game import PASS, Color, Game, parse_move
+from engine_server.serve.store import SCHEMA_VERSION, SessionStore, StoreError, open_store
+from engine_server.serve.zmq_server import ServerConfig, ZmqServer
+from engine_server.session import EngineOptions
+from protocol.notation import vertex
+
+from .loadsafe import WAIT
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# --- the store file ---------------------------------------------------------------------------
+
+def test_a_session_is_written_read_and_ended_with_why(tmp_path):
+    store = SessionStore(tmp_path / "s.sqlite3")
+    store.save("zmq", "ab12", {"moves": [19, 18]})
+    assert store.load("zmq", "ab12") == {"moves": [19, 18]}
+    assert store.load("web", "ab12") is None and store.keys("zmq") == ["ab12"]
+    store.save("zmq", "ab12", {"moves": [19]})      # the whole document, replaced
+    assert store.load("zmq", "ab12") == {"moves": [19]}
+    store.end("zmq", "ab12", "closed for a test")
+    assert store.load("zmq", "ab12") is None
+    # a second connection (another server) sees what was committed, and is told why once
+    other = SessionStore(tmp_path / "s.sqlite3")
+    assert other.take_expired("zmq", "ab12") == "closed for a test"
+    assert store.take_expired("zmq", "ab12") is None
+
+
+def test_a_lease_is_held_by_one_server_and_taken_over_when_it_runs_out(tmp_path):
+    now = [1000.0]
+    a = SessionStore(tmp_path / "s.sqlite3", holder="a", lease_s=10, clock=lambda: now[0])
+    b = SessionStore(tmp_path / "s.sqlite3", holder="b", lease_s=10, clock=lambda: now[0])
+    assert a.acquire("zmq", "k") is None and a.holds("zmq", "k")
+    lease = b.acquire("zmq", "k")
+    assert lease is not None and lease.holder == "a" and lease.until == 1010.0
+    now[0] += 8
+    assert a.renew() == 1
+    now[0] += 8
+    assert b.acquire("zmq", "k") is not None      # renewed: still a's
+    now[0] += 3
+    assert b.acquire("zmq", "k") is None and b.holds("zmq", "k") and not a.holds("zmq", "k")
+    b.release("zmq")
+    assert a.acquire("zmq", "k") is None
+
+
+def test_the_lease_of_a_killed_server_of_this_machine_is_taken_at_once(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    import socket
+    holder = f"{socket.gethostname()}/{dead.stdout.strip()}/00000000"
+    a = SessionStore(tmp_path / "s.sqlite3", holder=holder, lease_s=600)
+    b = SessionStore(tmp_path / "s.sqlite3", lease_s=600)
+    assert a.acquire("zmq", "k") is None
+    assert b.acquire("zmq", "k") is None and b.holds("zmq", "k")
+
+
+def test_old_sessions_nobody_holds_are_swept_and_their_clients_told(tmp_path):
+    now = [1000.0]
+    store = SessionStore(tmp_path / "s.sqlite3", holder="a", lease_s=10, clock=lambda: now[0])
+    store.save("zmq", "old", {})
+    store.save("zmq", "held", {})
+    store.acquire("zmq", "held")
+    now[0] += 5
+    store.save("zmq", "new", {})
+    assert store.sweep("zmq", 1001.0, "gone for a test") == ["old"]
+    assert store.keys("zmq") == ["held", "new"]
+    assert store.take_expired("zmq", "old") == "gone for a test"
+
+
+@pytest.mark.parametrize("kind", ["garbage", "foreign", "newer"])
+def test_a_file_that_is_not_our_store_is_refused_naming_it_and_what_to_do(tmp_path, kind):
+    path = tmp_path / "s.sqlite3"
+    if kind == "garbage":
+        path.write_bytes(os.urandom(4096))
+    else:
+        db = sqlite3.connect(path)
+        if kind == "foreign":
+            db.execute("CREATE TABLE photos (id INTEGER)")
+        else:
+            SessionStore(path).close()
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+        db.commit()
+        db.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError) as e:
+        SessionStore(path)
+    text = str(e.value)
+    assert str(path) in text and "--store PATH" in text
+    assert {"garbage": "not a readable SQLite file", "foreign": "another program",
+            "newer": "newer othello-engine"}[kind] in text
+    assert path.read_bytes() == before     # nothing written to it
+    said: list[str] = []
+    assert open_store(path, said.append) is None
+    assert "Serving without a session store" in said[0] and str(path) in said[0]
+
+
+def test_a_full_disk_fails_the_write_with_a_clear_error_and_keeps_what_was_written(tmp_path):
+    store = SessionStore(tmp_path / "s.sqlite3")
+    store.save("zmq", "a", {"moves": [1]})
+    pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+    store._db.execute(f"PRAGMA max_page_count={pages}")   # no room for one more page
+    with pytest.raises(StoreError, match="saving a session failed .*full.*disk space"):
+        store.save("zmq", "b", {"moves": list(range(60)) * 200})
+    assert store.load("zmq", "a") == {"moves": [1]}
+
+
+# --- ZeroMQ servers in this process -------------------------------------------------------------
+
+def _server(store_path: Path, endpoint: str = "tcp://127.0.0.1:*", agent: str = "ab:depth=3",
+            **cfg) -> tuple[ZmqServer, threading.Thread, SessionStore]:
+    store = SessionStore(store_path, lease_s=cfg.pop("lease_s", 15.0))
+    server = ZmqServer(EngineOptions(agent=agent, warmup=False),
+                       ServerConfig(endpoint=endpoint, **cfg), store=store)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    return server, t, store
+
+
+def _stop(server: ZmqServer, t: threading.Thread, store: SessionStore) -> None:
+    server.stop(drain=True)
+    t.join(WAIT)
+    store.close()
+
+
+def test_a_resent_request_after_a_restart_is_answered_from_the_store_not_run_again(tmp_path):
+    server, t, store = _server(tmp_path / "s.sqlite3")
+    endpoint = server.endpoint
+    c = RemoteEngine(endpoint, timeout=WAIT, identity=b"resender")
+    c.gtp("play b f5")
+    seq = c.send("genmove w")
+    answer = []
+    while not answer or answer[-1] != "":
+        answer.append(c.read_line()[1])
+    board = c.gtp("showboard")
+    _stop(server, t, store)
+    server, t, store = _server(tmp_path / "s.sqlite3", endpoint=endpoint)
+    try:
+        c.channel.reset()
+        c._send(seq, "genmove w")     # the same request number: a resend
+        again = []
+        while not again or again[-1] != "":
+            again.append(c.read_line()[1])
+        assert again == answer and answer[0].startswith("= ")
+        assert c.gtp("showboard") == board        # white moved once
+        assert server.restored == 1
+    finally:
+        _stop(server, t, store)
+
+
+def test_an_nboard_session_comes_back_with_its_depth_game_and_clock(tmp_path):
+    server, t, store = _server(tmp_path / "s.sqlite3")
+    endpoint = server.endpoint
+    c = RemoteEngine(endpoint, protocol="nboard", timeout=WAIT, identity=b"nboard-gui")
+    c.send("nboard 2")  # no answer expected
+    game = "(;GM[Othello]PC[NBoard]PB[a]PW[b]TI[5:00//2:00]TY[8]BO[8 " + \
+        "---------------------------OX------XO--------------------------- *]B[F5//1.5];)"
+    c.send(f"set game {game}")
+    c.nboard("set depth 5", until="set myname")
+    c.nboard("ping 1", until="pong 1")
+    before = server.sessions[b"nboard-gui"].controller.snapshot()
+    _stop(server, t, store)
+    server, t, store = _server(tmp_path / "s.sqlite3", endpoint=endpoint)
+    try:
+        c.channel.reset()
+        assert c.nboard("ping 2", until="pong 2")[-1] == "pong 2"
+        after = server.sessions[b"nboard-gui"].controller.snapshot()
+        assert after == before
+        assert after["handler"]["depth"] == 5 and after["handler"]["times"] == [1.5]
+        assert after["handler"]["tc"][0] == 300.0
+        lines = c.nboard("go", until="===")
+        assert lines[-1].startswith("=== ")
+    finally:
+        _stop(server, t, store)
+
+
+def test_two_servers_share_a_store_and_hand_a_session_over(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    a, ta, sa = _server(path)
+    b, tb, sb = _server(path)
+    try:
+        c = RemoteEngine(a.endpoint, timeout=WAIT, identity=b"traveller")
+        c.gtp("play b f5")
+        c.gtp("genmove w")
+        board = c.gtp("showboard")
+        # served by a: b refuses it while a holds its lease
+        on_b = RemoteEngine(b.endpoint, timeout=WAIT, retries=0, identity=b"traveller")
+        with pytest.raises(RemoteError, match="served by another server"):
+            on_b.gtp("showboard")
+        on_b.close()
+        _stop(a, ta, sa)        # a stops: its lease is given back, the session stays
+        c.close()
+        c = RemoteEngine(b.endpoint, timeout=WAIT, identity=b"traveller")
+        assert c.gtp("showboard") == board
+        assert b.restored == 1
+        c.gtp("genmove b")
+    finally:
+        _stop(b, tb, sb)
+
+
+def test_a_session_that_ended_is_told_so_by_the_next_server(tmp_path):
+    server, t, store = _server(tmp_path / "s.sqlite3")
+    endpoint = server.endpoint
+    c = RemoteEngine(endpoint, timeout=WAIT, identity=b"quitter")
+    c.gtp("play b f5")
+    server.table.close(b"quitter", "test", expired="closed for a test")
+    _stop(server, t, store)
+    server, t, store = _server(tmp_path / "s.sqlite3", endpoint=endpoint)
+    try:
+        c.channel.reset()
+        with pytest.raises(RemoteError, match="session expired: closed for a test"):
+            c.gtp("showboard")
+        assert "X=2 O=2" in c.gtp("showboard")     # a new session, told once
+    finally:
+        _stop(server, t, store)
+
+
+def test_stopping_refuses_new_work_with_a_reason_and_the_client_resends_it(tmp_path):
+    server, t, store = _server(tmp_path / "s.sqlite3", drain_timeout=30.0)
+    endpoint = server.endpoint
+    c = RemoteEngine(endpoint, timeout=WAIT, identity=b"patient")
+    c.gtp("play b f5")
+    # a client mid-genmove keeps the server draining while the others are refused
+    slow = RemoteEngine(endpoint, timeout=WAIT, identity=b"slow")
+    slow.gtp("othello-agent ab:depth=60")
+    job = threading.Thread(target=lambda: slow.channel.send("genmove b"))
+    job.start()
+    job.join()
+    deadline = time.monotonic() + WAIT
+    while not server.sessions[b"slow"].session.busy and time.monotonic() < deadline:
+        time.sleep(0.01)
+    server.stop(drain=True)
+    newcomer = RemoteEngine(endpoint, timeout=WAIT, retries=0, identity=b"newcomer",
+                            restart_wait=0.0)
+    with pytest.raises(EngineError, match="server stopping"):
+        newcomer.gtp("name")
+    # the refused request's resend runs on the next server, once
+    result: list[str] = []
+    resend = threading.Thread(target=lambda: result.append(c.gtp("genmove w")))
+    resend.start()
+    time.sleep(0.5)
+    server.config.drain_timeout = 0.0    # give up on the deep search: interrupted
+    t.join(WAIT)
+    store.close()
+    assert slow.read_line(WAIT)[1].startswith("? interrupted: the server is stopping")
+    server, t, store = _server(tmp_path / "s.sqlite3", endpoint=endpoint)
+    try:
+        resend.join(WAIT)
+        assert result and parse_move(result[0]) in Game.from_moves(["f5"]).position.legal_moves()
+        assert "X=3 O=3" in c.gtp("showboard")    # f5 and one white move: nothing twice
+    finally:
+        _stop(server, t, store)
+
+
+# --- engine processes: SIGTERM and kill -9 --------------------------------------------------------
+
+def _engine(store: Path, endpoint: str, config: Path | None = None,
+            agent: str = "ab:depth=5") -> subprocess.Popen[str]:
+    cmd = [sys.executable, "-m", "engine_server", "--no-warmup", "--agent", agent, "--zmq",
+           endpoint, "--no-stdio", "--store", str(store)]
+    if config is not None:
+        cmd += ["--config", str(config)]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO)
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert "serving ZeroMQ" in line and str(store) in line, line
+    return proc
+
+
+def _play(endpoint: str, restart: dict[int, str] | None = None,
+          on_restart=None) -> list[tuple[str, str]]:
+    """A whole game: black's moves from the client (the first legal move), white's from the
+    engine; every command and answer.  ``restart``: ply -> how the server is restarted before
+    that ply's command."""
+    c = RemoteEngine(endpoint, timeout=60, retries=5, identity=b"store-player")
+    game = Game()
+    said: list[tuple[str, str]] = []
+
+    def ask(cmd: str) -> str:
+        answer = c.gtp(cmd)
+        said.append((cmd, answer))
+        return answer
+
+    ask("clear_board")
+    while not game.is_over():
+        ply = len(game.moves)
+        if restart and ply in restart:
+            on_restart(restart[ply], lambda: ask("showboard"), c)
+        pos = game.position
+        if pos.side == Color.BLACK:
+            move = PASS if pos.must_pass() else pos.legal_moves()[0]
+            ask(f"play b {vertex(move)}")
+            game.play(move)
+        else:
+            game.play(parse_move(ask("genmove w")))
+    ask("final_score")
+    c.close()
+    return said
+
+
+@pytest.mark.slow  # whole games against engine processes, restarted
+def test_a_game_goes_on_across_sigterm_and_kill_restarts_as_if_nothing_happened(tmp_path):
+    endpoint = f"ipc://{tmp_path}/engine.sock"
+    plain = _engine(tmp_path / "plain.sqlite3", endpoint)
+    try:
+        expected = _play(endpoint)
+    finally:
+        plain.terminate()
+        plain.wait(WAIT)
+    store = tmp_path / "s.sqlite3"
+    config = tmp_path / "config.toml"
+    config.write_text("[store]\ndrain_timeout = 0\n")   # a search under way is interrupted
+    procs = [_engine(store, endpoint, config)]
+    kinds: list[str] = []
+
+    def restart(how: str, during, client) -> None:
+        kinds.append(how)
+        old = procs[-1]
+        if how == "term-mid-search":
+            # the genmove is sent, the server stopped while it searches: told "interrupted",
+            # the client resends it to the next server
+            waiter = threading.Thread(target=during)
+            waiter.start()
+            time.sleep(0.02)
+            old.send_signal(signal.SIGTERM)
+            assert old.wait(WAIT) == 0
+            procs.append(_engine(store, endpoint, config))
+            waiter.join(WAIT)
+            return
+        if how == "term":
+            old.send_signal(signal.SIGTERM)
+            assert old.wait(WAIT) == 0
+        else:
+            old.kill()
+            old.wait(WAIT)
+        procs.append(_engine(store, endpoint, config))
+
+    try:
+        got = _play(endpoint, {7: "term", 20: "kill", 33: "term-mid-search", 46: "kill"},
+                    restart)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
+    # the restarts' own showboard commands aside, the same game and answers, byte for byte
+    assert [x for x in got if x[0] != "showboard"] == expected
+    assert kinds == ["term", "kill", "term-mid-search", "kill"]
