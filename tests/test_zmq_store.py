@@ -364,3 +364,33 @@ def test_a_game_goes_on_across_sigterm_and_kill_restarts_as_if_nothing_happened(
     # the restarts' own showboard commands aside, the same game and answers, byte for byte
     assert [x for x in got if x[0] != "showboard"] == expected
     assert kinds == ["term", "kill", "term-mid-search", "kill"]
+
+
+@pytest.mark.slow  # an engine process
+def test_an_engine_given_a_corrupt_store_says_so_and_serves_without_one(tmp_path):
+    store = tmp_path / "broken.sqlite3"
+    garbage = os.urandom(8192)
+    store.write_bytes(garbage)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine_server", "--no-warmup", "--agent", "ab:depth=1", "--zmq",
+         f"ipc://{tmp_path}/e.sock", "--no-stdio", "--store", str(store)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO)
+    try:
+        assert proc.stderr is not None
+        said = proc.stderr.readline()
+        assert said.startswith(f"othello-engine: session store {store}: is not a readable "
+                               "SQLite file"), said
+        assert "move it aside" in said and "Serving without a session store" in said
+        ready = proc.stderr.readline()
+        assert "serving ZeroMQ" in ready and "no session store" in ready, ready
+        c = RemoteEngine(f"ipc://{tmp_path}/e.sock", timeout=WAIT)
+        assert c.gtp("genmove b") in {"D3", "C4", "F5", "E6"}
+        c.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(WAIT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    assert store.read_bytes() == garbage    # left as it was, for its owner to look at
