@@ -22,7 +22,7 @@ from engine_server.serve.zmq_server import ServerConfig, ZmqServer
 from engine_server.session import EngineOptions
 from protocol.notation import vertex
 
-from .loadsafe import WAIT
+from .loadsafe import WAIT, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -57,6 +57,9 @@ def test_a_lease_is_held_by_one_server_and_taken_over_when_it_runs_out(tmp_path)
     assert b.acquire("zmq", "k") is not None      # renewed: still a's
     now[0] += 3
     assert b.acquire("zmq", "k") is None and b.holds("zmq", "k") and not a.holds("zmq", "k")
+    # a, which failed to renew in time, may not write over what b writes now
+    assert b.save("zmq", "k", {"by": "b"})
+    assert not a.save("zmq", "k", {"by": "a"}) and a.load("zmq", "k") == {"by": "b"}
     b.release("zmq")
     assert a.acquire("zmq", "k") is None
 
@@ -212,6 +215,30 @@ def test_two_servers_share_a_store_and_hand_a_session_over(tmp_path):
         assert b.restored == 1
         c.gtp("genmove b")
     finally:
+        _stop(b, tb, sb)
+
+
+def test_a_server_whose_lease_was_taken_over_stops_writing_and_says_so(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    a, ta, sa = _server(path, lease_s=1.0)
+    b, tb, sb = _server(path, lease_s=1.0)
+    sa.renew = lambda: 0      # a hangs as far as its leases go: they run out
+    try:
+        c = RemoteEngine(a.endpoint, timeout=WAIT, identity=b"split")
+        c.gtp("play b f5")
+        time.sleep(1.5)
+        on_b = RemoteEngine(b.endpoint, timeout=WAIT, identity=b"split")
+        assert "X=4 O=1" in on_b.gtp("showboard")     # b took it over from the store
+        on_b.gtp("play w f6")
+        # a's copy is stale: it may not answer from it nor write it over b's
+        with pytest.raises(RemoteError, match="session taken over by another server"):
+            c.gtp("play w d6")
+        assert sb.load("zmq", b"split".hex())["controller"]["session"]["moves"] == [37, 45]
+        wait_until(lambda: b"split" not in a.sessions, what="a closing its stale copy")
+        with pytest.raises(RemoteError, match="served by another server"):
+            RemoteEngine(a.endpoint, timeout=WAIT, retries=0, identity=b"split").gtp("name")
+    finally:
+        _stop(a, ta, sa)
         _stop(b, tb, sb)
 
 

@@ -185,14 +185,23 @@ class SessionStore:
                                  "check the disk space and the file's permissions") from None
 
     # --- sessions -----------------------------------------------------------------------------
-    def save(self, kind: str, key: str, state: dict[str, Any]) -> None:
-        """Write a session's state (the whole document, one transaction)."""
+    def save(self, kind: str, key: str, state: dict[str, Any]) -> bool:
+        """Write a session's state (the whole document, one transaction).  False, and nothing
+        written, when another server holds the session's lease: it took the session over
+        (this server failed to renew in time), and its state wins."""
         text = json.dumps(state, separators=(",", ":"))
         now = self.clock()
-        self._run(lambda db: db.execute(
-            "INSERT INTO sessions (kind, key, state, updated) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (kind, key) DO UPDATE SET state = excluded.state, "
-            "updated = excluded.updated", (kind, key, text, now)), "saving a session")
+
+        def run(db: sqlite3.Connection) -> bool:
+            row = db.execute("SELECT holder FROM leases WHERE kind = ? AND key = ?",
+                             (kind, key)).fetchone()
+            if row is not None and row[0] != self.holder:
+                return False
+            db.execute("INSERT INTO sessions (kind, key, state, updated) VALUES (?, ?, ?, ?) "
+                       "ON CONFLICT (kind, key) DO UPDATE SET state = excluded.state, "
+                       "updated = excluded.updated", (kind, key, text, now))
+            return True
+        return bool(self._run(run, "saving a session"))
 
     def load(self, kind: str, key: str) -> dict[str, Any] | None:
         row = self._run(lambda db: db.execute(

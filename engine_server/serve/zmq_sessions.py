@@ -19,6 +19,7 @@ from typing import Any, Callable, Protocol
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
+from engine_server.commands import refusal_lines
 from engine_server.commands.controller import Controller, Request
 from engine_server.game import Position
 from engine_server.log import get_logger
@@ -41,6 +42,8 @@ CLOSED_MEMORY = 4096
 RECENT_REPLIES = 8
 # The sessions' kind in the store.
 KIND = "zmq"
+TAKEN_OVER = ("session taken over by another server sharing the store (this one had not "
+              "renewed its lease in time): this request was not run; send it again")
 
 # What a session's output is handed to: (routing id, seq or None for a bare request, line).
 Deliver = Callable[[bytes, int | None, str], None]
@@ -81,6 +84,7 @@ class ClientSession:
     handling: bool = False
     checkpoint_queued: bool = False
     frozen: bool = False
+    deliver: Deliver | None = None   # to the client, past the session's output
 
     @property
     def key(self) -> str:
@@ -133,6 +137,8 @@ class SessionTable:
         # Where sessions are written on every change, to outlive the server (None: nowhere).
         self.store = store
         self.store_failing = False
+        # Sessions another server took over (found when writing them): closed by ``reap``.
+        self.taken_over: list[bytes] = []
         self.sessions: dict[bytes, ClientSession] = {}
         # Routing ids whose session the server closed -> why (told once, when they come back).
         self.expired: OrderedDict[bytes, str] = OrderedDict()
@@ -166,6 +172,7 @@ class SessionTable:
         cs = ClientSession(identity, session, Controller(session), owner=owner,
                            last_seen=self.clock())
         cs_holder.append(cs)
+        cs.deliver = deliver
         if self.store is not None:
             session.persist = lambda answer: self.persist(cs, answer)
         cs.thread = threading.Thread(target=self._run, args=(cs,),
@@ -222,7 +229,19 @@ class SessionTable:
                  "replies": {str(s): v for s, v in replies.items() if 0 < s <= cs.done_seq},
                  "owner": None if cs.owner is None else cs.owner.hex(),
                  "saved": time.time()}
-        self.store_call(lambda store: store.save(KIND, cs.key, state))
+        saved: list[bool] = []
+        self.store_call(lambda store: saved.append(store.save(KIND, cs.key, state)))
+        if saved == [False]:
+            # Another server took the session over (this one failed to renew its lease in
+            # time): its state wins; this copy stops writing and answering, is closed by the
+            # reaper, and the request is refused (not run, as far as the client can know).
+            with cs.session.output.lock:
+                cs.frozen = True
+            if cs.deliver is not None:
+                for line in refusal_lines(cs.controller.protocol, TAKEN_OVER):
+                    cs.deliver(cs.identity, None if cs.current_bare else seq, line)
+            self.taken_over.append(cs.identity)
+            log.warning("session_taken_over", client=cs.key)
 
     def forget(self, key: str, why: str | None = None) -> None:
         """The session of ``key`` is over: out of the store (``why``: what a returning client
@@ -313,6 +332,11 @@ class SessionTable:
     def reap(self, now: float) -> None:
         """Close the sessions whose client has gone or been quiet too long."""
         cfg = self.limits
+        taken, self.taken_over = self.taken_over, []
+        for identity in taken:
+            # Not remembered as expired: a client that comes back here is told where it is
+            # served (the lease in the store).
+            self.close(identity, "taken over", forget=False)
         for identity, cs in list(self.sessions.items()):
             if cs.closed:
                 self.sessions.pop(identity, None)
