@@ -320,6 +320,7 @@ def test_games_go_on_after_sigterm_and_after_kill_9_as_if_never_interrupted(tmp_
                 assert closed.value.rcvd is not None and closed.value.rcvd.code == 1012
 
         run_async(first)
+        assert s.proc.returncode == 0   # drained and stopped
         assert "Traceback" not in s.err_text() and "error" not in s.err_text().lower(), \
             s.err_text()
 

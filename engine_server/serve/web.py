@@ -717,11 +717,21 @@ class WebServer:
     def serve(self, sock: socket.socket) -> None:
         """Serve until SIGINT/SIGTERM: then drain, close the pages, end the games' processes
         (the store keeps their games) and give back the leases."""
+        import signal
+
         import uvicorn
 
         web_server = self
 
         class Server(uvicorn.Server):
+            def handle_exit(self, sig: int, frame: Any) -> None:
+                # uvicorn's, without raising the signal again once stopped: a drained stop
+                # exits with status 0, as the ZeroMQ server's does.
+                if self.should_exit and sig == signal.SIGINT:
+                    self.force_exit = True
+                else:
+                    self.should_exit = True
+
             async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
                 await web_server.drain(lambda: self.force_exit)
                 await super().shutdown(sockets)
