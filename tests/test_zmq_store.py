@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import zmq
 
 from clients.engine_client import EngineError
 from clients.remote import RemoteEngine, RemoteError
@@ -265,6 +266,11 @@ def test_stopping_refuses_new_work_with_a_reason_and_the_client_resends_it(tmp_p
     c = RemoteEngine(endpoint, timeout=WAIT, identity=b"patient")
     c.gtp("play b f5")
     # a client mid-genmove keeps the server draining while the others are refused
+    plain = zmq.Context.instance().socket(zmq.DEALER)
+    plain.setsockopt(zmq.LINGER, 0)
+    plain.connect(endpoint)
+    plain.send_multipart([b"4", b"play b f5"])
+    assert plain.recv_multipart() == [b"4", b"= "] and plain.recv_multipart() == [b"4", b""]
     slow = RemoteEngine(endpoint, timeout=WAIT, identity=b"slow")
     slow.gtp("othello-agent ab:depth=60")
     job = threading.Thread(target=lambda: slow.channel.send("genmove b"))
@@ -274,6 +280,9 @@ def test_stopping_refuses_new_work_with_a_reason_and_the_client_resends_it(tmp_p
     while not server.sessions[b"slow"].session.busy and time.monotonic() < deadline:
         time.sleep(0.01)
     server.stop(drain=True)
+    plain.send_multipart([b"5", b"showboard"])     # no routing id of its own: told it is lost
+    assert plain.recv_multipart()[1].startswith(b"? session lost: the server is stopping")
+    plain.close(0)
     newcomer = RemoteEngine(endpoint, timeout=WAIT, retries=0, identity=b"newcomer",
                             restart_wait=0.0)
     with pytest.raises(EngineError, match="server stopping"):

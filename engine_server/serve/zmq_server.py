@@ -104,6 +104,9 @@ DEFAULT_DRAIN_TIMEOUT = 10.0
 SWEEP_INTERVAL = 30.0
 STOPPING = ("server stopping (a restart or a shutdown): this request was not run; send it "
             "again in a few seconds")
+LOST_ON_STOP = ("session lost: the server is stopping and this session cannot move to the next "
+                "one (its client set no routing id of its own); the next request starts a new "
+                "game")
 INTERRUPTED = ("interrupted: the server is stopping (a restart or a shutdown); send the "
                "request again in a few seconds")
 
@@ -291,7 +294,10 @@ class ZmqServer:
                 return
             if self._drain_started is not None:
                 # Not run, and not counted as handled: its resend runs after the restart.
-                self._answer(identity, reply_seq, self._reply_form(cs, text), STOPPING)
+                # A client with libzmq's routing id cannot find its session on the next
+                # server: it is told now, while it can be.
+                self._answer(identity, reply_seq, self._reply_form(cs, text),
+                             STOPPING if cs.own_id else LOST_ON_STOP)
                 return
 
         error = None
