@@ -135,7 +135,7 @@ class _Checkpoints:
         if state == self.saved:
             return
         try:
-            self.store.save(STORE_KIND, self.token, state)
+            kept = self.store.save(STORE_KIND, self.token, state)
         except StoreError as e:
             if not self.failing:
                 log.error("store_failed", error=str(e))
@@ -144,6 +144,12 @@ class _Checkpoints:
         if self.failing:
             log.warning("store_recovered", path=str(self.store.path))
         self.failing = False
+        if not kept:
+            # Another server took the game over (this one failed to renew its lease in time):
+            # its state wins, this process writes nothing more.
+            log.warning("store_taken_over", path=str(self.store.path))
+            self.frozen.set()
+            return
         self.saved = state
 
     def close(self) -> None:
