@@ -540,7 +540,11 @@ class EngineClient:
                 self.channel.resend()
             lines: list[str] = []
             while True:
-                lines.append(self.channel.read_line(deadline))
+                got = self.channel.read_line(deadline)
+                if self.channel.resend_is_safe and got.startswith("status ") and \
+                        got[7:].startswith(RESTARTING_REPLIES):
+                    raise EngineRestarting(got[7:])   # NBoard's form of the same refusal
+                lines.append(got)
                 if done(lines):
                     return lines
 

@@ -430,3 +430,30 @@ def test_an_engine_given_a_corrupt_store_says_so_and_serves_without_one(tmp_path
             proc.kill()
         proc.communicate()
     assert store.read_bytes() == garbage    # left as it was, for its owner to look at
+
+
+def test_an_nboard_client_resends_what_a_stopping_server_refused(tmp_path):
+    server, t, store = _server(tmp_path / "s.sqlite3", drain_timeout=30.0)
+    endpoint = server.endpoint
+    gui = RemoteEngine(endpoint, protocol="nboard", timeout=WAIT, identity=b"gui")
+    gui.send("nboard 2")
+    assert gui.nboard("ping 1", until="pong 1")[-1] == "pong 1"
+    slow = RemoteEngine(endpoint, timeout=WAIT, identity=b"slow")   # keeps the server draining
+    slow.gtp("othello-agent ab:depth=60")
+    slow.channel.send("genmove b")
+    wait_until(lambda: server.sessions[b"slow"].session.busy, what="the deep search")
+    server.stop(drain=True)
+    got: list[list[str]] = []
+    ping = threading.Thread(target=lambda: got.append(gui.nboard("ping 2", until="pong 2")))
+    ping.start()
+    time.sleep(0.5)      # refused ("status server stopping ..."), resent meanwhile
+    assert not got
+    server.config.drain_timeout = 0.0
+    t.join(WAIT)
+    store.close()
+    server, t, store = _server(tmp_path / "s.sqlite3", endpoint=endpoint)
+    try:
+        ping.join(WAIT)
+        assert got == [["pong 2"]]
+    finally:
+        _stop(server, t, store)
