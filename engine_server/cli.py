@@ -11,7 +11,6 @@ from .log import configure_logging, get_logger
 
 if TYPE_CHECKING:
     from .config import Config
-    from .serve.store import SessionStore
     from .session import EngineOptions
 
 
@@ -284,25 +283,13 @@ def main(argv: list[str] | None = None, web: bool = False) -> int:
     return _serve_zmq(cfg, options)
 
 
-def open_session_store(cfg: Config) -> SessionStore | None:
-    """The ``[store]`` the configuration asks for, or None: turned off, or a file that cannot
-    be used (a clear message on stderr; the server then serves without one)."""
-    from .serve.store import default_store_path, open_store
-
-    st = cfg.store
-    if not st["enabled"]:
-        return None
-    path = st["path"] or default_store_path()
-    return open_store(path, lambda text: print(f"othello-engine: {text}", file=sys.stderr,
-                                               flush=True), lease_s=float(st["lease"]))
-
-
 def _serve_zmq(cfg: Config, options: EngineOptions) -> int:
     import signal
     import threading
     from pathlib import Path
 
     from .serve.stdio import serve_stdio
+    from .serve.store import store_from_settings
     from .serve.zmq_server import SecurityError, ServerConfig, ZmqServer
 
     z = cfg.zmq
@@ -314,7 +301,7 @@ def _serve_zmq(cfg: Config, options: EngineOptions) -> int:
         server_secret_key=Path(z["curve_key"]) if z["curve_key"] else None,
         allowed_clients=Path(z["allowed_clients"]) if z["allowed_clients"] else None,
         remote_policy=cfg.remote.policy(), drain_timeout=float(cfg.store["drain_timeout"]))
-    store = open_session_store(cfg)
+    store = store_from_settings(cfg.store, "othello-engine")
     try:
         server = ZmqServer(options, config, store=store)
     except (SecurityError, OSError, ValueError) as e:

@@ -27,6 +27,7 @@ import json
 import os
 import socket
 import sqlite3
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -360,5 +361,16 @@ def open_store(path: str | os.PathLike[str] | None, warn: Callable[[str], None],
         return None
 
 
+def store_from_settings(settings: dict[str, Any], prog: str) -> SessionStore | None:
+    """The store a configuration's ``[store]`` table asks for (``enabled``, ``path``,
+    ``lease``; ``--store PATH``, ``--no-store``), or None: turned off, or a file that cannot be
+    used (``PROG: why`` on stderr; the server then serves without one)."""
+    if not settings["enabled"]:
+        return None
+    path = settings["path"] or default_store_path()
+    return open_store(path, lambda text: print(f"{prog}: {text}", file=sys.stderr, flush=True),
+                      lease_s=float(settings["lease"]))
+
+
 __all__ = ["DEFAULT_LEASE_S", "Lease", "SCHEMA_VERSION", "SessionStore", "StoreError",
-           "default_store_path", "open_store", "server_id"]
+           "default_store_path", "open_store", "server_id", "store_from_settings"]

@@ -56,7 +56,7 @@ from engine_server.log import get_logger
 from engine_server.session import EngineOptions
 from protocol import web
 
-from .store import SessionStore, StoreError, default_store_path, open_store
+from .store import SessionStore, StoreError, store_from_settings
 from .web_game import (
     ATTACH,
     DETACH,
@@ -753,19 +753,6 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{shown}:{port}/"
 
 
-def open_web_store(cfg: Config) -> SessionStore | None:
-    """The ``[store]`` the configuration asks for (``--store PATH``, ``--no-store``), as
-    ``cli.open_session_store`` opens it for the ZeroMQ server (not imported from there: the
-    command line imports this module), or None: turned off, or a file that cannot be used (a
-    clear message on stderr; the server then serves without one)."""
-    st = cfg.store
-    if not st["enabled"]:
-        return None
-    path = st["path"] or default_store_path()
-    return open_store(path, lambda text: print(f"othello-web: {text}", file=sys.stderr,
-                                               flush=True), lease_s=float(st["lease"]))
-
-
 def serve_web(cfg: Config, options: EngineOptions, address: str | None = None) -> int:
     """Serve the page at ``address`` (``HOST:PORT``; empty parts from the ``[web]`` table)
     until SIGINT/SIGTERM.  Prints the page's address on stdout once it listens."""
@@ -782,7 +769,7 @@ def serve_web(cfg: Config, options: EngineOptions, address: str | None = None) -
                        resume_timeout=w["resume_timeout"], idle_timeout=w["idle_timeout"],
                        drain_timeout=float(cfg.store["drain_timeout"]),
                        remote_policy=cfg.remote.policy())
-    store = open_web_store(cfg)
+    store = store_from_settings(cfg.store, "othello-web")
     try:
         server = WebServer(options, config, cfg.log["level"], cfg.log["file"], store=store)
         sock = server.bind()
@@ -808,5 +795,5 @@ def serve_web(cfg: Config, options: EngineOptions, address: str | None = None) -
     return 0
 
 
-__all__ = ["WebConfig", "WebServer", "WorkerSetup", "is_loopback_host", "open_web_store",
+__all__ = ["WebConfig", "WebServer", "WorkerSetup", "is_loopback_host",
            "parse_address", "serve_web", "tab_worker", "url_of"]
