@@ -125,7 +125,7 @@ class Servers:
         self.kinds: Counter[str] = Counter()
         self.downtimes: list[tuple[str, float]] = []
         self.began_at: list[float] = []     # time.monotonic() of each restart's signal
-        self.peak_hwm_kb = 0
+        self.hwm_kb: list[int] = []         # VmHWM of each process that has stopped
         self.sampler: Sampler | None = None
 
     @property
@@ -149,7 +149,7 @@ class Servers:
         self.begun_kinds.append(kind)
         self.begun += 1
         old = self.proc
-        self.peak_hwm_kb = max(self.peak_hwm_kb, read_status(old.pid).get("VmHWM", 0))
+        self.hwm_kb.append(read_status(old.pid).get("VmHWM", 0))
         t0 = time.monotonic()
         self.began_at.append(t0)
         if kind == "term":
@@ -648,8 +648,8 @@ def bench_zmq_soak(seconds: float = 180.0, players: int = 4, churn: int = 3,
             for k in sorted({kk for _, kk, _ in after})},
         # Commands that waited out the player's timeout: lost with a stopping or killed
         # server, neither answered nor refused, and resent once the timeout had passed.
-        "answers_after_restart_over_timeout": sum(1 for dt, _, _ in after
-                                                  if dt >= player_timeout),
+        "answers_after_restart_over_timeout": dict(sorted(Counter(
+            k for dt, k, _ in after if dt >= player_timeout).items())),
         "slowest_after_restart": [[round(dt, 3), k, c] for dt, k, c in
                                   sorted(after, reverse=True)[:6]],
         "downtime_s": _summary([d for _, d in downtimes]),
@@ -671,8 +671,10 @@ def bench_zmq_soak(seconds: float = 180.0, players: int = 4, churn: int = 3,
         "churn_told_expired": sum(c.expired_told for c in cs),
         "churn_fresh_after_plain_reconnect": sum(c.fresh_after_plain_reconnect for c in cs),
         "baseline_rss_mib": round(idle.get("VmRSS", 0) / MIB_KB, 1),
-        "peak_rss_mib": round(max(end.get("VmHWM", 0), servers.peak_hwm_kb,
+        "peak_rss_mib": round(max(end.get("VmHWM", 0), *servers.hwm_kb,
                                   sampler.peak_rss_kb) / MIB_KB, 1),
+        "peak_rss_mib_by_process": [round(kb / MIB_KB, 1)
+                                    for kb in (*servers.hwm_kb, end.get("VmHWM", 0))],
         "end_rss_mib": round(end.get("VmRSS", 0) / MIB_KB, 1),
         "baseline_threads": idle.get("Threads", 0),
         "peak_threads": sampler.peak_threads,
