@@ -7,8 +7,9 @@ server writes its session on every change, as for any client that can resume), p
 games on both at once: random moves for one colour (``play``), the engine's for the other
 (``genmove``), the colours swapped every game.  The requests alternate between the two servers
 one by one, the order swapped at every step, so that a machine that slows down for a while
-slows both alike.  The agent is a fast fixed-depth one (``ab:depth=1`` by default), so that the
-store's cost is visible beside the search's.
+slows both alike.  The agent is a fast fixed-depth one (``ab:depth=1,root_solve=0`` by
+default: one ply, and no exact solve of the endgame, which would make the slowest ``genmove``
+answers the solver's), so that the store's cost is visible beside the search's.
 
 Printed: the round trip of ``play`` and ``genmove``, median and p99, with the store and
 without, and their ratios; and the store's own write (``SessionStore.save``, timed in this
@@ -36,6 +37,7 @@ COMMANDS = ("play", "genmove")
 MODES = ("store", "no_store")
 SAMPLE_PLY = 40          # the session document is taken when a game reaches this ply
 WARMUP_REQUESTS = 40     # per server, not timed: the first searches, the first writes
+AGENT = "ab:depth=1,root_solve=0"   # one ply and no endgame solve: the search costs little
 
 
 def _percentile(xs: list[float], q: float) -> float:
@@ -142,7 +144,7 @@ def time_saves(doc: dict[str, Any], n: int, directory: Path) -> dict[str, Any]:
             **_summary_ms(xs)}
 
 
-def bench_zmq_store_cost(requests: int = 2000, agent: str = "ab:depth=1", saves: int = 2000,
+def bench_zmq_store_cost(requests: int = 2000, agent: str = AGENT, saves: int = 2000,
                          seed: int = 1, start_timeout: float = 120.0) -> dict[str, Any]:
     """``requests``: round trips timed per command and per server."""
     if requests < 1:
@@ -213,8 +215,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                             "session store and without, interleaved; the store's own write")
     p.add_argument("--requests", type=int, default=2000,
                    help="round trips timed per command (play, genmove) and per server")
-    p.add_argument("--agent", default="ab:depth=1",
-                   help="the servers' agent: a fast one shows the store's cost")
+    p.add_argument("--agent", default=AGENT,
+                   help="the servers' agent: a fast one shows the store's cost (default: "
+                        f"{AGENT})")
     p.add_argument("--saves", type=int, default=2000,
                    help="SessionStore.save calls timed in this process (0: none)")
     p.add_argument("--seed", type=int, default=1)

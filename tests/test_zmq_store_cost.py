@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.zmq_store_cost import COMMANDS, MODES, bench_zmq_store_cost
+from benchmarks.zmq_store_cost import AGENT, COMMANDS, MODES, bench_zmq_store_cost
 
 
 @pytest.mark.timeout(120)
 def test_zmq_store_cost_reports_both_commands_with_and_without_the_store() -> None:
     out = bench_zmq_store_cost(requests=12, saves=20)
-    assert out["bench"] == "zmq-store-cost" and out["agent"] == "ab:depth=1"
+    assert out["bench"] == "zmq-store-cost" and out["agent"] == AGENT
     assert out["requests"] == 12
     for command in COMMANDS:
         fig = out[command]
