@@ -28,6 +28,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
 import zmq
 import zmq.auth
+from zmq.utils.monitor import recv_monitor_message
 
 from engine_server.log import get_logger
 from protocol import gtp
@@ -316,13 +317,27 @@ class ZmqChannel(Channel):
         # that counted from 1 again would have its first requests taken for resends.
         self.seq = time.time_ns() // 1000
         self.sock: zmq.Socket[bytes] | None = None
+        # The socket's connection events: a request in flight when the connection dropped
+        # (the server was killed, a network cut) is resent as soon as it is back.
+        self.monitor: zmq.Socket[bytes] | None = None
+        self._dropped = False
         self._last = ""
         self.connect()
 
-    def connect(self) -> None:
-        """A fresh socket with the same routing id (the old one is dropped with its queue)."""
+    def _close_socket(self) -> None:
+        if self.monitor is not None:
+            try:
+                self._socket().disable_monitor()
+            except zmq.ZMQError:
+                pass
+            self.monitor.close(0)
+            self.monitor = None
         if self.sock is not None:
             self.sock.close(0)
+
+    def connect(self) -> None:
+        """A fresh socket with the same routing id (the old one is dropped with its queue)."""
+        self._close_socket()
         s = self.ctx.socket(zmq.DEALER)
         s.setsockopt(zmq.LINGER, 0)
         s.setsockopt(zmq.ROUTING_ID, self.identity)
@@ -334,6 +349,8 @@ class ZmqChannel(Channel):
             s.curve_secretkey = sec
             s.curve_publickey = pub
             s.curve_serverkey = server_pub
+        self.monitor = s.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
+        self._dropped = False
         s.connect(self.endpoint)
         self.sock = s
 
@@ -371,12 +388,44 @@ class ZmqChannel(Channel):
         """The next line from the server as ``(seq, line)``; :class:`EngineTimeout` when none
         comes within ``timeout`` seconds."""
         sock = self._socket()
-        if not sock.poll(int(timeout * 1000)):
-            raise EngineTimeout(f"no reply from {self.endpoint} within {timeout} s")
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if self.monitor is None:
+                ready = bool(sock.poll(max(0, int(left * 1000))))
+            else:
+                poller = zmq.Poller()
+                poller.register(sock, zmq.POLLIN)
+                poller.register(self.monitor, zmq.POLLIN)
+                events = dict(poller.poll(max(0, int(left * 1000))))
+                if self.monitor in events:
+                    self._connection_events()
+                ready = sock in events
+            if ready:
+                break
+            if time.monotonic() >= deadline:
+                raise EngineTimeout(f"no reply from {self.endpoint} within {timeout} s")
         try:
             return zframes.parse_reply(sock.recv_multipart())
         except ValueError as e:
             raise EngineError(str(e)) from None
+
+    def _connection_events(self) -> None:
+        """A connection that dropped and came back (a restarted server, a network blip): the
+        request it carried may be lost with the old one, so it is resent under its number (a
+        server that has it answers from memory)."""
+        assert self.monitor is not None
+        while True:
+            try:
+                event = recv_monitor_message(self.monitor, flags=zmq.NOBLOCK)
+            except (zmq.Again, zmq.ZMQError):
+                return
+            if event["event"] == zmq.EVENT_DISCONNECTED:
+                self._dropped = True
+            elif event["event"] == zmq.EVENT_CONNECTED and self._dropped:
+                self._dropped = False
+                if self._last:
+                    self.resend()
 
     def read_line(self, deadline: float) -> str:
         while True:
@@ -388,9 +437,8 @@ class ZmqChannel(Channel):
                 return line
 
     def close(self) -> None:
-        if self.sock is not None:
-            self.sock.close(0)
-            self.sock = None
+        self._close_socket()
+        self.sock = None
 
 
 class InProcessChannel(_QueuedChannel):

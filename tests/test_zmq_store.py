@@ -457,3 +457,33 @@ def test_an_nboard_client_resends_what_a_stopping_server_refused(tmp_path):
         assert got == [["pong 2"]]
     finally:
         _stop(server, t, store)
+
+
+@pytest.mark.slow  # engine processes
+def test_a_request_cut_by_a_kill_is_resent_as_soon_as_the_server_is_back(tmp_path):
+    endpoint = f"ipc://{tmp_path}/engine.sock"
+    store = tmp_path / "s.sqlite3"
+    first = _engine(store, endpoint, agent="ab")
+    procs = [first]
+    try:
+        # no retries, and a timeout far longer than the test waits: only the resend on
+        # reconnect can bring the answer
+        c = RemoteEngine(endpoint, timeout=3600, retries=0, identity=b"cut")
+        c.gtp("time_settings 0 2 1")       # about 2 s a move
+        c.gtp("play b f5")
+        got: list[str] = []
+        ask = threading.Thread(target=lambda: got.append(c.gtp("genmove w")))
+        ask.start()
+        time.sleep(0.5)
+        first.kill()
+        first.wait(WAIT)
+        procs.append(_engine(store, endpoint, agent="ab"))
+        ask.join(WAIT)
+        assert got and parse_move(got[0]) in Game.from_moves(["f5"]).position.legal_moves()
+        assert "X=3 O=3" in c.gtp("showboard")
+        c.close()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
