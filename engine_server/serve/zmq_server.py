@@ -99,6 +99,10 @@ TRANSPORT_CAP_FACTOR = 16
 # reported by different queues).
 FULL_WAIT_S = 1.0
 DEFAULT_DRAIN_TIMEOUT = 10.0
+# After a drain, requests are still refused (not dropped in the close) until none has come for
+# DRAIN_QUIET_S, for DRAIN_LINGER_S at most.
+DRAIN_QUIET_S = 0.1
+DRAIN_LINGER_S = 1.0
 # Seconds between the store's housekeeping: renewing this server's leases (a third of their
 # length) and ending stored sessions nobody came back to.
 SWEEP_INTERVAL = 30.0
@@ -440,6 +444,20 @@ class ZmqServer:
             log.info("session_interrupted", client=cs.key)
         return True
 
+    def _linger(self, poller: zmq.Poller) -> None:
+        """The last moments of a drain: what arrives is refused with ``server stopping`` (its
+        client resends it to the next server) until the socket has been quiet for a moment,
+        rather than lost in the close."""
+        self._flush_outbox()
+        end = time.monotonic() + DRAIN_LINGER_S
+        quiet_since = time.monotonic()
+        while time.monotonic() < end and time.monotonic() - quiet_since < DRAIN_QUIET_S:
+            events = dict(poller.poll(10))
+            if self.socket in events or self.monitor in events:
+                self._receive()
+                quiet_since = time.monotonic()
+            self._flush_outbox()
+
     def _send(self, identity: bytes, seq: int | None, line: str) -> None:
         """One output line to a client: ``[seq, line]``, or ``[line]`` when ``seq`` is None (the
         request came as a bare frame)."""
@@ -524,8 +542,7 @@ class ZmqServer:
                     self._retry_waiting()
                 self._flush_outbox()
                 if draining and self._drained():
-                    self._flush_outbox()
-                    self._receive()   # what came meanwhile: refused, not lost in the close
+                    self._linger(poller)
                     break
                 if time.monotonic() - last_reap > 1.0:
                     self.table.reap(self.clock())

@@ -81,6 +81,7 @@ class ClientSession:
     # frozen: a stopping server interrupted the request, whose answer is dropped and whose
     # effects are never written (the client's resend is served after the restart).
     done_seq: int = -1
+    committed_seq: int = -1      # the request last written with its answer (Session.commit)
     handling: bool = False
     checkpoint_queued: bool = False
     frozen: bool = False
@@ -202,6 +203,8 @@ class SessionTable:
             else:
                 with cs.session.output.lock:
                     cs.handling = False
+                if cs.committed_seq == cs.current_seq and cs.current_seq > 0:
+                    return   # written with its answer, before the answer went out
             self.persist(cs)
 
         try:
@@ -223,6 +226,7 @@ class SessionTable:
         if answer is not None:
             replies[seq] = replies.get(seq, []) + list(answer)
             cs.done_seq = max(cs.done_seq, seq)
+            cs.committed_seq = seq
         elif not cs.controller.owes_answer():
             cs.done_seq = max(cs.done_seq, seq)
         state = {"controller": cs.controller.snapshot(), "done_seq": cs.done_seq,
