@@ -138,10 +138,42 @@ def time_saves(doc: dict[str, Any], n: int, directory: Path) -> dict[str, Any]:
             t0 = time.perf_counter()
             store.save("zmq", key, doc)
             xs.append(time.perf_counter() - t0)
+        others = _time_other_operations(store, doc, key, max(1, n // 4))
     finally:
         store.close()
     return {"saves": n, "doc_bytes": len(json.dumps(doc, separators=(",", ":"))),
-            **_summary_ms(xs)}
+            **_summary_ms(xs), "other_operations": others}
+
+
+def _time_other_operations(store: Any, doc: dict[str, Any], key: str, n: int
+                           ) -> dict[str, Any]:
+    """What a server does beside writing: ``load`` and ``acquire`` (once per restored
+    session), ``renew`` (every few seconds, 50 leases held), and a session restored from the
+    document (loaded, its agent built and its game replayed: what a client waits for when its
+    session comes back)."""
+    from engine_server.commands.controller import Controller
+    from engine_server.session import EngineOptions, Output, Session
+
+    for i in range(50):
+        store.acquire("zmq", f"lease-{i}")
+
+    def restore() -> None:
+        state = store.load("zmq", key)
+        session = Session(EngineOptions(agent=AGENT, warmup=False), Output(lambda line: None))
+        Controller(session).restore(state["controller"])
+
+    ops = {"load": lambda: store.load("zmq", key), "acquire": lambda: store.acquire("zmq", key),
+           "renew_50_leases": store.renew, "load_and_restore": restore}
+    out = {}
+    for name, fn in ops.items():
+        fn()
+        xs = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            fn()
+            xs.append(time.perf_counter() - t0)
+        out[name] = {"calls": n, **_summary_ms(xs)}
+    return out
 
 
 def bench_zmq_store_cost(requests: int = 2000, agent: str = AGENT, saves: int = 2000,

@@ -25,3 +25,5 @@ def test_zmq_store_cost_reports_both_commands_with_and_without_the_store() -> No
     save = out["save"]
     assert save["saves"] == 20 and save["doc_bytes"] > 100
     assert 0 < save["median_ms"] <= save["p99_ms"]
+    for name in ("load", "acquire", "renew_50_leases", "load_and_restore"):
+        assert 0 < save["other_operations"][name]["median_ms"]
