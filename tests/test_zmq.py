@@ -581,7 +581,14 @@ def test_quiet_sessions_are_closed_and_their_clients_told_why():
         c = dealer(server.endpoint, b"gone-with-game")
         assert "disconnected_timeout" in ask(c, "showboard")[0]
         assert ask(a, "showboard")[-1].startswith("X=2 O=2")   # told once, then a new game
-        for s in (a, b, c):
+        # a client without a routing id of its own is told too, on the connection it still has
+        plain = dealer(server.endpoint)
+        assert ask(plain, "play black f5") == ["= "]
+        clock.offset += 1801
+        wait_for(lambda: not server.sessions, "the plain client's quiet session closed")
+        assert "idle_timeout" in ask(plain, "showboard")[0]
+        assert ask(plain, "showboard")[-1].startswith("X=2 O=2")
+        for s in (a, b, c, plain):
             s.close(0)
     finally:
         server.stop()

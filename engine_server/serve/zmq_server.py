@@ -38,8 +38,9 @@ connection.  A session is closed (never while it searches):
 When every slot is taken, a new client evicts the session quiet longest among those that are
 not searching and whose client has disconnected or that have no game; a connected client in the
 middle of a game is never evicted.  A client with its own routing id that comes back to a
-closed or evicted session is told ``? session expired: WHY`` (NBoard: ``status session
-expired: WHY``) once; its next request starts a new session.
+closed or evicted session, or one without that is still on the same connection, is told
+``? session expired: WHY`` (NBoard: ``status session expired: WHY``) once; its next request
+starts a new session.
 
 Bad input.  A request over ``max_message_bytes``, a malformed frame list, a bad ``seq``, a line
 that is not UTF-8 or holds several lines: answered in the session's protocol (``? ...`` and the

@@ -218,8 +218,8 @@ class SessionTable:
         request whose answer is complete, and the recent answers a resend is given.
         ``answer``: the lines the request being handled is about to write (they count as
         written: the store has them before the client does)."""
-        if self.store is None or cs.frozen:
-            return
+        if self.store is None or cs.frozen or not cs.own_id:
+            return   # libzmq's routing ids die with their connection: nobody could come back
         seq = cs.current_seq
         with cs.session.output.lock:
             replies = {s: list(v) for s, v in cs.replies.items()}
@@ -288,7 +288,9 @@ class SessionTable:
             return
         cs.session.interrupt()
         cs.inbox.put(None)
-        if expired is not None and cs.own_id:
+        if expired is not None:
+            # A client without a routing id of its own can be told too while its connection
+            # lives (its id dies with it, and libzmq never gives it out again).
             self.expired[identity] = expired
             self.expired.move_to_end(identity)
             while len(self.expired) > EXPIRED_MEMORY:
