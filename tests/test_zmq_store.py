@@ -61,6 +61,9 @@ def test_a_lease_is_held_by_one_server_and_taken_over_when_it_runs_out(tmp_path)
     # a, which failed to renew in time, may not write over what b writes now
     assert b.save("zmq", "k", {"by": "b"})
     assert not a.save("zmq", "k", {"by": "a"}) and a.load("zmq", "k") == {"by": "b"}
+    # nor end it: b serves it now
+    assert not a.end("zmq", "k", "ended by a") and a.load("zmq", "k") == {"by": "b"}
+    assert a.take_expired("zmq", "k") is None and b.holds("zmq", "k")
     b.release("zmq")
     assert a.acquire("zmq", "k") is None
 
@@ -216,6 +219,23 @@ def test_two_servers_share_a_store_and_hand_a_session_over(tmp_path):
         assert b.restored == 1
         c.gtp("genmove b")
     finally:
+        _stop(b, tb, sb)
+
+
+def test_a_quiet_session_another_server_holds_is_not_ended_for_its_age(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    a, ta, sa = _server(path)
+    b, tb, sb = _server(path, disconnected_timeout=0.5)
+    try:
+        c = RemoteEngine(a.endpoint, timeout=WAIT, identity=b"quiet")
+        c.gtp("play b f5")
+        time.sleep(1.0)     # older than b's disconnected_timeout, but a serves it
+        with pytest.raises(RemoteError, match="served by another server"):
+            RemoteEngine(b.endpoint, timeout=WAIT, retries=0, identity=b"quiet").gtp("name")
+        assert "X=4 O=1" in c.gtp("showboard")
+        assert sa.load("zmq", b"quiet".hex()) is not None
+    finally:
+        _stop(a, ta, sa)
         _stop(b, tb, sb)
 
 

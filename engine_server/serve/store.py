@@ -238,12 +238,17 @@ class SessionStore:
             "listing sessions")
         return [r[0] for r in rows]
 
-    def end(self, kind: str, key: str, why: str | None) -> None:
+    def end(self, kind: str, key: str, why: str | None) -> bool:
         """The session is over: its row and lease go; ``why`` (if any) is what its client is
-        told if it comes back."""
+        told if it comes back.  False, and nothing changed, when another server holds its
+        lease: it took the session over, and it is not this server's to end."""
         now = self.clock()
 
-        def run(db: sqlite3.Connection) -> None:
+        def run(db: sqlite3.Connection) -> bool:
+            row = db.execute("SELECT holder FROM leases WHERE kind = ? AND key = ?",
+                             (kind, key)).fetchone()
+            if row is not None and row[0] != self.holder:
+                return False
             db.execute("DELETE FROM sessions WHERE kind = ? AND key = ?", (kind, key))
             db.execute("DELETE FROM leases WHERE kind = ? AND key = ?", (kind, key))
             if why is not None:
@@ -252,7 +257,8 @@ class SessionStore:
                 db.execute("DELETE FROM expired WHERE kind = ? AND at < (SELECT at FROM "
                            "expired WHERE kind = ? ORDER BY at DESC LIMIT 1 OFFSET ?)",
                            (kind, kind, EXPIRED_KEEP - 1))
-        self._run(run, "ending a session")
+            return True
+        return bool(self._run(run, "ending a session"))
 
     def sweep(self, kind: str, older_than: float, why: str) -> list[str]:
         """End the sessions of ``kind`` last written before ``older_than`` (the store's wall

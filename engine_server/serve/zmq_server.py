@@ -389,17 +389,20 @@ class ZmqServer:
         owner = state.get("owner")
         if owner != (None if user is None else user.hex()):
             return "this routing id belongs to another client's session"
+        # The lease first: a session another live server holds is its own, however old its
+        # last write (a quiet client).
+        lease = self._take_lease(identity)
+        if lease is not None:
+            return lease
         age = time.time() - float(state.get("saved", 0.0))
         if age > self.config.disconnected_timeout:
             self.table.forget(key)
             return (f"session expired: closed {self.config.disconnected_timeout:g} s after its "
                     "connection closed (disconnected_timeout; its server had stopped); the "
                     "next request starts a new session")
-        lease = self._take_lease(identity)
-        if lease is not None:
-            return lease
         if len(self.sessions) >= self.config.max_sessions and not self.table.evict(
                 self.clock()):
+            self.table.store_call(lambda store: store.release(KIND, key))
             return "server full: too many sessions"
         cs = self._new_session(identity, user)
         try:
