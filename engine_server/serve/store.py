@@ -186,6 +186,12 @@ class SessionStore:
                                  "check the disk space and the file's permissions") from None
 
     # --- sessions -----------------------------------------------------------------------------
+    def _held_elsewhere(self, db: sqlite3.Connection, kind: str, key: str) -> bool:
+        """Another server holds the session's lease: it is that server's to write and end."""
+        row = db.execute("SELECT holder FROM leases WHERE kind = ? AND key = ?",
+                         (kind, key)).fetchone()
+        return row is not None and row[0] != self.holder
+
     def save(self, kind: str, key: str, state: dict[str, Any]) -> bool:
         """Write a session's state (the whole document, one transaction).  False, and nothing
         written, when another server holds the session's lease: it took the session over
@@ -194,9 +200,7 @@ class SessionStore:
         now = self.clock()
 
         def run(db: sqlite3.Connection) -> bool:
-            row = db.execute("SELECT holder FROM leases WHERE kind = ? AND key = ?",
-                             (kind, key)).fetchone()
-            if row is not None and row[0] != self.holder:
+            if self._held_elsewhere(db, kind, key):
                 return False
             db.execute("INSERT INTO sessions (kind, key, state, updated) VALUES (?, ?, ?, ?) "
                        "ON CONFLICT (kind, key) DO UPDATE SET state = excluded.state, "
@@ -245,18 +249,9 @@ class SessionStore:
         now = self.clock()
 
         def run(db: sqlite3.Connection) -> bool:
-            row = db.execute("SELECT holder FROM leases WHERE kind = ? AND key = ?",
-                             (kind, key)).fetchone()
-            if row is not None and row[0] != self.holder:
+            if self._held_elsewhere(db, kind, key):
                 return False
-            db.execute("DELETE FROM sessions WHERE kind = ? AND key = ?", (kind, key))
-            db.execute("DELETE FROM leases WHERE kind = ? AND key = ?", (kind, key))
-            if why is not None:
-                db.execute("INSERT OR REPLACE INTO expired (kind, key, why, at) "
-                           "VALUES (?, ?, ?, ?)", (kind, key, why, now))
-                db.execute("DELETE FROM expired WHERE kind = ? AND at < (SELECT at FROM "
-                           "expired WHERE kind = ? ORDER BY at DESC LIMIT 1 OFFSET ?)",
-                           (kind, kind, EXPIRED_KEEP - 1))
+            _end_rows(db, kind, [key], why, now)
             return True
         return bool(self._run(run, "ending a session"))
 
@@ -272,11 +267,7 @@ class SessionStore:
                 (kind, older_than)).fetchall()
             ended = [key for key, holder, until in rows
                      if holder is None or until <= now or _holder_gone(holder)]
-            for key in ended:
-                db.execute("DELETE FROM sessions WHERE kind = ? AND key = ?", (kind, key))
-                db.execute("DELETE FROM leases WHERE kind = ? AND key = ?", (kind, key))
-                db.execute("INSERT OR REPLACE INTO expired (kind, key, why, at) "
-                           "VALUES (?, ?, ?, ?)", (kind, key, why, now))
+            _end_rows(db, kind, ended, why, now)
             return ended
         return self._run(run, "ending old sessions")
 
@@ -331,6 +322,22 @@ class SessionStore:
             self._run(lambda db: db.execute(
                 "DELETE FROM leases WHERE kind = ? AND key = ? AND holder = ?",
                 (kind, key, self.holder)), "giving back a lease")
+
+
+def _end_rows(db: sqlite3.Connection, kind: str, keys: list[str], why: str | None,
+              now: float) -> None:
+    """Sessions over: their rows and leases go, and ``why`` (if any) is kept for their clients
+    (the newest EXPIRED_KEEP of a kind)."""
+    for key in keys:
+        db.execute("DELETE FROM sessions WHERE kind = ? AND key = ?", (kind, key))
+        db.execute("DELETE FROM leases WHERE kind = ? AND key = ?", (kind, key))
+        if why is not None:
+            db.execute("INSERT OR REPLACE INTO expired (kind, key, why, at) VALUES (?, ?, ?, ?)",
+                       (kind, key, why, now))
+    if keys and why is not None:
+        db.execute("DELETE FROM expired WHERE kind = ? AND at < (SELECT at FROM expired "
+                   "WHERE kind = ? ORDER BY at DESC LIMIT 1 OFFSET ?)",
+                   (kind, kind, EXPIRED_KEEP - 1))
 
 
 class _transaction:
