@@ -23,7 +23,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Callable
 
 import pytest
 
@@ -44,6 +44,27 @@ START_TIMEOUT = 60.0
 
 
 # --- the server ---------------------------------------------------------------------------
+def start_web_server(args: list[str], stderr: IO[bytes], written: Callable[[], str]
+                     ) -> tuple[subprocess.Popen[str], str]:
+    """``othello-engine ARGS`` (a web server) in a subprocess, and the line it prints once it
+    listens; when that line does not come, the process is killed and RuntimeError says what
+    it wrote on stderr (``written()``)."""
+    proc = subprocess.Popen(engine_command(*args), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=stderr, env=engine_env(),
+                            cwd=str(REPO), text=True)
+    first: list[str] = []
+    out = proc.stdout
+    assert out is not None
+    reader = threading.Thread(target=lambda: first.append(out.readline()), daemon=True)
+    reader.start()
+    reader.join(START_TIMEOUT)
+    if not first or "serving http://" not in first[0]:
+        proc.kill()
+        proc.wait()
+        raise RuntimeError(f"the web server did not start: {first}\n{written()}")
+    return proc, first[0]
+
+
 class WebServerProcess:
     """``othello-engine --web 127.0.0.1:0`` in a subprocess; ``url`` once it listens.
     ``presets``: added to the configuration's (e.g. ``analyst``, the agent behind hints)."""
@@ -56,21 +77,10 @@ class WebServerProcess:
                        encoding="utf-8")
         self.log = tmp / "web.log"
         self._log_file = open(self.log, "wb")
-        self.proc = subprocess.Popen(
-            engine_command("--config", str(cfg), "--web", "127.0.0.1:0", *args),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log_file,
-            env=engine_env(), cwd=str(REPO), text=True)
-        first: list[str] = []
-        out = self.proc.stdout
-        assert out is not None
-        reader = threading.Thread(target=lambda: first.append(out.readline()), daemon=True)
-        reader.start()
-        reader.join(START_TIMEOUT)
-        if not first or "serving http://" not in first[0]:
-            self.close()
-            raise RuntimeError(f"the web server did not start: {first}\n"
-                               f"{self.log.read_text(errors='replace')[-2000:]}")
-        self.url = first[0].split("serving ", 1)[1].split()[0]
+        self.proc, line = start_web_server(
+            ["--config", str(cfg), "--web", "127.0.0.1:0", *args], self._log_file,
+            lambda: self.log.read_text(errors="replace")[-2000:])
+        self.url = line.split("serving ", 1)[1].split()[0]
         self.ws_url = self.url.replace("http://", "ws://") + "ws"
 
     def close(self) -> None:

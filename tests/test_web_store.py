@@ -13,20 +13,22 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from clients.engine_client import engine_command, engine_env
 from engine_server.commands.web import WebHandler
 from engine_server.session import Output, Session
 
 from .loadsafe import WAIT
-from .test_web_browser import REPO, browser, run_async  # noqa: F401  (browser: a fixture)
+from .test_web_browser import (  # noqa: F401  (browser: a fixture)
+    REPO,
+    browser,
+    run_async,
+    start_web_server,
+)
 from .test_web_protocol import WebHarness
 
 START_TIMEOUT = 60.0
@@ -154,22 +156,11 @@ class Server:
         self.stderr = tmp / "stderr.log"
         self._err = open(self.stderr, "wb")
         store_args = ("--store", str(store)) if store is not None else ("--no-store",)
-        self.proc = subprocess.Popen(
-            engine_command("--config", str(cfg), "--web", f"127.0.0.1:{port}", *store_args,
-                           "--agent", "random", *args),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._err,
-            env=engine_env(), cwd=str(REPO), text=True)
-        first: list[str] = []
-        out = self.proc.stdout
-        assert out is not None
-        reader = threading.Thread(target=lambda: first.append(out.readline()), daemon=True)
-        reader.start()
-        reader.join(START_TIMEOUT)
-        if not first or "serving http://" not in first[0]:
-            self.kill()
-            raise RuntimeError(f"the web server did not start: {first}\n{self.err_text()}")
-        self.line = first[0]
-        self.url = first[0].split("serving ", 1)[1].split()[0]
+        self.proc, line = start_web_server(
+            ["--config", str(cfg), "--web", f"127.0.0.1:{port}", *store_args, "--agent",
+             "random", *args], self._err, self.err_text)
+        self.line = line
+        self.url = line.split("serving ", 1)[1].split()[0]
         self.port = int(self.url.rstrip("/").rsplit(":", 1)[1])
         self.ws_url = self.url.replace("http://", "ws://") + "ws"
 
