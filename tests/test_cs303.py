@@ -20,6 +20,7 @@ from clients.cs303.ai import AI, default_cutoff
 from engine_server.game import PASS, Color, Position, Rules
 from protocol import notation as nt
 
+from .cs303_sources import LEGAL_MOVES
 from .loadsafe import SLACK
 from .solver_ref import move_scores
 
@@ -388,9 +389,7 @@ def test_checker_quiet_prints_only_what_fails_and_the_verdict(tmp_path, capsys):
     from clients.cs303.cli import main as cs303_main
 
     good = tmp_path / "good.py"
-    good.write_text(textwrap.dedent("""\
-        DIRS = [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)]
-
+    good.write_text(LEGAL_MOVES + textwrap.dedent("""\
         class AI(object):
             def __init__(self, chessboard_size, color, time_out):
                 self.color = color
@@ -398,17 +397,7 @@ def test_checker_quiet_prints_only_what_fails_and_the_verdict(tmp_path, capsys):
 
             def go(self, board):
                 self.candidate_list.clear()
-                for r in range(8):
-                    for c in range(8):
-                        if board[r][c] != 0:
-                            continue
-                        for dr, dc in DIRS:
-                            rr, cc, seen = r + dr, c + dc, False
-                            while 0 <= rr < 8 and 0 <= cc < 8 and board[rr][cc] == -self.color:
-                                rr, cc, seen = rr + dr, cc + dc, True
-                            if seen and 0 <= rr < 8 and 0 <= cc < 8 and board[rr][cc] == self.color:
-                                self.candidate_list.append((r, c))
-                                break
+                self.candidate_list.extend(legal_moves(board, self.color))
                 if self.candidate_list:
                     self.candidate_list.append(self.candidate_list[0])
         """))

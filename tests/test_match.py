@@ -44,6 +44,8 @@ from clients.match.tournament import (
 )
 from engine_server.game import Game, Position, Rules, ggf, parse_move
 
+from .cs303_sources import LEGAL_MOVES
+
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
 FAST = "agent:uct:iterations=50"
@@ -532,8 +534,7 @@ CS303_AI = textwrap.dedent('''\
     import numpy as np
     COLOR_BLACK, COLOR_WHITE, COLOR_NONE = -1, 1, 0
     MODE = {mode!r}
-    DIRS = [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)]
-
+    ''') + LEGAL_MOVES + textwrap.dedent('''\
     class AI(object):
         def __init__(self, chessboard_size, color, time_out):
             self.size = chessboard_size
@@ -543,24 +544,9 @@ CS303_AI = textwrap.dedent('''\
             self.rng = random.Random(0)
             self.calls = 0
 
-        def legal(self, board):
-            out = []
-            for r in range(8):
-                for c in range(8):
-                    if board[r][c] != COLOR_NONE:
-                        continue
-                    for dr, dc in DIRS:
-                        rr, cc, seen = r + dr, c + dc, False
-                        while 0 <= rr < 8 and 0 <= cc < 8 and board[rr][cc] == -self.color:
-                            rr, cc, seen = rr + dr, cc + dc, True
-                        if seen and 0 <= rr < 8 and 0 <= cc < 8 and board[rr][cc] == self.color:
-                            out.append((r, c))
-                            break
-            return out
-
         def go(self, chessboard):
             self.candidate_list.clear()
-            moves = self.legal(chessboard)
+            moves = legal_moves(chessboard, self.color)
             self.candidate_list.extend(moves)
             if moves:
                 self.candidate_list.append(self.rng.choice(moves))
@@ -725,8 +711,7 @@ def test_pool_interrupt_kills_a_worker_that_ignores_sigterm(tmp_path, monkeypatc
 FAULTY_AI = textwrap.dedent('''\
     import time
     MODE = {mode!r}
-    DIRS = [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)]
-
+    ''') + LEGAL_MOVES + textwrap.dedent('''\
     class AI(object):
         def __init__(self, chessboard_size, color, time_out):
             if MODE == "init":
@@ -734,26 +719,11 @@ FAULTY_AI = textwrap.dedent('''\
             self.color = color
             self.candidate_list = []
 
-        def legal(self, board):
-            out = []
-            for r in range(8):
-                for c in range(8):
-                    if board[r][c] != 0:
-                        continue
-                    for dr, dc in DIRS:
-                        rr, cc, seen = r + dr, c + dc, False
-                        while 0 <= rr < 8 and 0 <= cc < 8 and board[rr][cc] == -self.color:
-                            rr, cc, seen = rr + dr, cc + dc, True
-                        if seen and 0 <= rr < 8 and 0 <= cc < 8 and board[rr][cc] == self.color:
-                            out.append((r, c))
-                            break
-            return out
-
         def go(self, chessboard):
             self.candidate_list.clear()
             if MODE == "sleep":
                 time.sleep(30)  # the judge's timer cuts it with nothing in the list
-            moves = self.legal(chessboard)
+            moves = legal_moves(chessboard, self.color)
             if MODE == "empty":
                 return
             self.candidate_list.extend(moves)
