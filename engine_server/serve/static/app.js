@@ -90,6 +90,16 @@
     }).replace(/\s+,/g, ",").trim();
   }
 
+  // A link to a doc page, opened in a new tab.
+  function docLink(href, text) {
+    const a = document.createElement("a");
+    a.href = href;
+    a.target = "_blank";
+    a.rel = "noopener";
+    a.textContent = text;
+    return a;
+  }
+
   // A search's effort in words: depth and selectivity for alpha-beta, visits for a tree.
   function effortText(e) {
     if (!e) return "";
@@ -587,12 +597,7 @@
     $(`[data-role="${r.blurb}"]`).textContent = info.blurb;
     const summary = $(`[data-role="${r.summary}"]`);
     summary.textContent = `${info.label}: ${info.blurb} `;
-    const more = document.createElement("a");
-    more.href = info.doc;
-    more.target = "_blank";
-    more.rel = "noopener";
-    more.textContent = "More about it";
-    summary.appendChild(more);
+    summary.appendChild(docLink(info.doc, "More about it"));
     summary.append(editable ? ". Changing a setting below makes a custom opponent."
       : ". This server offers it with these settings only.");
     if (family) {
@@ -1366,12 +1371,7 @@
       + `${analystLabel()}, the strongest engine this server allows, never your opponent. `
       + "The values count discs at the end of the game for black (on the board: for the side "
       + "to move). ";
-    const more = document.createElement("a");
-    more.href = DOCS.web;
-    more.target = "_blank";
-    more.rel = "noopener";
-    more.textContent = "How it works";
-    note.appendChild(more);
+    note.appendChild(docLink(DOCS.web, "How it works"));
   }
 
   function renderHintNote() {
