@@ -320,6 +320,7 @@ class ZmqChannel(Channel):
         # The socket's connection events: a request in flight when the connection dropped
         # (the server was killed, a network cut) is resent as soon as it is back.
         self.monitor: zmq.Socket[bytes] | None = None
+        self._poller: zmq.Poller | None = None   # the socket and its monitor
         self._dropped = False
         self._last = ""
         self.connect()
@@ -332,6 +333,7 @@ class ZmqChannel(Channel):
                 pass
             self.monitor.close(0)
             self.monitor = None
+            self._poller = None
         if self.sock is not None:
             self.sock.close(0)
 
@@ -350,6 +352,9 @@ class ZmqChannel(Channel):
             s.curve_publickey = pub
             s.curve_serverkey = server_pub
         self.monitor = s.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
+        self._poller = zmq.Poller()
+        self._poller.register(s, zmq.POLLIN)
+        self._poller.register(self.monitor, zmq.POLLIN)
         self._dropped = False
         s.connect(self.endpoint)
         self.sock = s
@@ -391,13 +396,10 @@ class ZmqChannel(Channel):
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
-            if self.monitor is None:
+            if self.monitor is None or self._poller is None:
                 ready = bool(sock.poll(max(0, int(left * 1000))))
             else:
-                poller = zmq.Poller()
-                poller.register(sock, zmq.POLLIN)
-                poller.register(self.monitor, zmq.POLLIN)
-                events = dict(poller.poll(max(0, int(left * 1000))))
+                events = dict(self._poller.poll(max(0, int(left * 1000))))
                 if self.monitor in events:
                     self._connection_events()
                 ready = sock in events
