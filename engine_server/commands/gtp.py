@@ -469,7 +469,8 @@ class GtpHandler:
     def _limits(self, color: Color, received: float) -> Limits:
         pos = self.session.position
         opts = self.session.options
-        budget = self.timeman.budget(self.clocks[color], pos.empties, opts.move_time)
+        budget = self.timeman.budget(self.clocks[color], pos.empties, opts.move_time,
+                                     forced=len(pos.legal_moves()) <= 1)
         if budget is None:
             return Limits()  # no clock, no cap: the agent's own default budget
         return Limits(deadline=received + budget)

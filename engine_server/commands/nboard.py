@@ -322,7 +322,8 @@ class NBoardHandler:
             return
         limits = self._limits()
         budget = self.timeman.budget(self._clock(pos.side), pos.empties,
-                                     self.session.options.move_time)
+                                     self.session.options.move_time,
+                                     forced=len(pos.legal_moves()) <= 1)
         if budget is not None:
             limits.deadline = received + budget
         self._status("thinking")

@@ -1,9 +1,11 @@
 """Time management: from a game clock and a hard per-move cap to a search budget in seconds.
 
 After KataGo's ``TimeControls::getTime``: a lag buffer is subtracted from every allotment (or
-the allotment halved when it is under twice the buffer), absolute time is split over an estimate
-of our moves left, Fischer adds the increment, byo-yomi and Canadian periods are used up but
-never overrun.  The hard per-move cap (``--move-time``) always wins.
+the allotment halved when it is under twice the buffer), absolute time is split over our moves
+left before the free endgame, each weighted by the phase of the game (:func:`move_weight`: most
+in the late midgame, where the game is decided), Fischer adds the increment, byo-yomi and
+Canadian periods are used up but never overrun.  Under a clock a forced move takes a few
+hundredths of a second.  The hard per-move cap (``--move-time``) always wins.
 """
 
 from __future__ import annotations
@@ -71,14 +73,38 @@ def apply_lag(t: float, lag: float) -> float:
 
 # The last dozen empties cost next to nothing: agents with a solver prove them in milliseconds,
 # and the rest play them from a tree that is mostly built.  Planning the clock over every move
-# to the end left about half of it unused (docs/matches/clock.md).
+# to the end left about half of it unused (docs/notes/matches/clock.md).
 FREE_ENDGAME_EMPTIES = 12
+RESERVE_MOVES = 2   # moves of weight 1 kept in every plan, so the end never starves
+
+# How much of the clock a move deserves, by empties (linear between the points): little in the
+# opening, where the book answers and a deep search changes few moves; most in the late
+# midgame, before the solver reaches the end, where the game is decided; less again once a
+# win/loss proof finishes in a fraction of a second (about 24 empties at a second a move).
+MOVE_WEIGHTS = ((60, 0.6), (48, 0.8), (40, 1.2), (34, 1.4), (26, 1.4), (20, 0.8), (12, 0.6))
 
 
-def moves_left_estimate(empties: int) -> int:
-    """Our own moves still to come before the free endgame, plus a reserve so the end keeps
-    time (a move never plans more than a third of what is left)."""
-    return max(1, (empties - FREE_ENDGAME_EMPTIES + 1) // 2) + 2
+def move_weight(empties: int) -> float:
+    """The share of the clock a move at ``empties`` deserves, relative to the others
+    (``MOVE_WEIGHTS``, linear between its points, flat beyond its ends)."""
+    pts = MOVE_WEIGHTS
+    if empties >= pts[0][0]:
+        return pts[0][1]
+    for (e0, w0), (e1, w1) in zip(pts, pts[1:]):
+        if empties >= e1:
+            return w1 + (w0 - w1) * (empties - e1) / (e0 - e1)
+    return pts[-1][1]
+
+
+def move_share(empties: int) -> float:
+    """This move's share of the time left: its weight over the weights of our moves still to
+    come before the free endgame (every other empty from here) and of the reserve; at most a
+    third."""
+    ours = range(empties, FREE_ENDGAME_EMPTIES, -2)
+    total = sum(move_weight(e) for e in ours) + RESERVE_MOVES
+    if not ours:   # in the free endgame: as if one move were left before it
+        total += 1.0
+    return min(1.0 / 3.0, move_weight(empties) / total)
 
 
 @dataclass
@@ -86,11 +112,18 @@ class TimeManager:
     lag_buffer: float = 0.15       # seconds lost per move between the GUI's clock and ours
     min_move_time: float = 0.02    # never plan less than this (a batch always runs anyway)
 
-    def budget(self, clock: Clock | None, empties: int, cap: float | None) -> float | None:
-        """Seconds for this move, or None when neither a clock nor a cap limits it."""
+    forced_move_time: float = 0.05  # under a clock, a forced move (or pass) takes no more
+
+    def budget(self, clock: Clock | None, empties: int, cap: float | None,
+               forced: bool = False) -> float | None:
+        """Seconds for this move, or None when neither a clock nor a cap limits it.
+        ``forced``: the side to move has one legal move (or must pass); under a clock it gets
+        ``forced_move_time`` at most, the rest is kept for moves with a choice."""
         planned = self._from_clock(clock, empties) if clock is not None else None
         if planned is not None and not math.isfinite(planned):
             planned = None  # a clock that is not a number cannot limit anything
+        if planned is not None and forced:
+            planned = min(planned, self.forced_move_time)
         if cap is not None and not math.isfinite(cap):
             cap = None
         if cap is not None:
@@ -102,22 +135,22 @@ class TimeManager:
     def _from_clock(self, c: Clock, empties: int) -> float | None:
         if c.kind == NONE:
             return None
-        n = moves_left_estimate(empties)
+        share = move_share(empties)
         left = c.left
         if c.kind == ABSOLUTE:
             rem = c.main if left is None else left
-            return apply_lag(rem / n, self.lag_buffer)
+            return apply_lag(rem * share, self.lag_buffer)
         if c.kind == FISCHER:
             rem = c.main if left is None else left
             inc = c.period
-            t = inc + max(0.0, rem - inc) / n
+            t = inc + max(0.0, rem - inc) * share
             return apply_lag(min(t, rem), self.lag_buffer)
         if c.kind == BYOYOMI:
             # stones_left carries the periods left once main time is gone (kgs convention).
             in_main = left is None or (c.stones_left or 0) == 0
             if in_main:
                 rem = c.main if left is None else left
-                return apply_lag(max(rem / n, c.period), self.lag_buffer)
+                return apply_lag(max(rem * share, c.period), self.lag_buffer)
             assert left is not None  # in_main is True whenever left is None
             return apply_lag(min(left, c.period), self.lag_buffer)
         if c.kind == CANADIAN:
@@ -126,7 +159,7 @@ class TimeManager:
                 rem = c.main if left is None else left
                 if rem <= 0:
                     return apply_lag(c.period / max(1, c.stones), self.lag_buffer)
-                return apply_lag(rem / n, self.lag_buffer)
+                return apply_lag(rem * share, self.lag_buffer)
             assert left is not None  # in_main is True whenever left is None
             return apply_lag(left / max(1, c.stones_left or 1), self.lag_buffer)
         raise ValueError(f"unknown clock kind {c.kind!r}; accepted: {', '.join(KINDS)}")

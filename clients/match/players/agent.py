@@ -35,7 +35,9 @@ class AgentPlayer(Player):
             clock = Clock(kind=FISCHER if self.tc.increment > 0 else ABSOLUTE,
                           main=self.tc.clock or 0.0, period=self.tc.increment)
             clock.set_left(turn.clock_left[turn.color], 0)
-        budget = self.timeman.budget(clock, turn.game.position.empties, self.tc.move_time)
+        pos = turn.game.position
+        budget = self.timeman.budget(clock, pos.empties, self.tc.move_time,
+                                     forced=len(pos.legal_moves()) <= 1)
         if budget is not None:
             # The driver checks its deadline between batches of a few ms: leave room for one.
             limits.deadline = t0 + max(0.001, budget - min(0.05, 0.1 * budget))
