@@ -355,3 +355,70 @@ def test_best_opens_from_the_shipped_book_under_standard_rules_only_unless_told(
     assert forced.stopped_by == "book"
     assert make_agent("uct:iterations=10").search(Position.start(), Limits()).stopped_by \
         != "book"
+
+
+def _ggf_game(moves: list[int], rules: str = "standard") -> str:
+    from engine_server.game import Rules, ggf
+
+    start = Position.start(Rules.parse(rules))
+    game = Game.from_moves(moves, start=start)
+    items = [ggf.MoveItem(m) for m in game.moves]
+    return ggf.GgfRecord(start=start, moves=items).to_text()
+
+
+def _seeded_game(seed: int, plies: int) -> list[int]:
+    """A legal game of ``plies`` random moves (passes played when forced)."""
+    rng = random.Random(seed)
+    pos = Position.start()
+    moves = []
+    while len(moves) < plies and not pos.is_game_over():
+        m = rng.choice(pos.legal_moves())
+        moves.append(m)
+        pos = pos.play(m)
+    return moves
+
+
+def test_learning_adds_a_played_line_and_values_it_by_the_book_depth(book, tmp_path):
+    moves = _seeded_game(5, 40)
+    games = tmp_path / "games.ggf"
+    # two games along one line, one under reversed rules (not this book's), one wrong start
+    games.write_text(_ggf_game(moves) + "\n" + _ggf_game(moves) + "\n"
+                     + _ggf_game(moves[:10], "reversed") + "\n")
+    out = tmp_path / "learned.npz"
+    assert TB.main(["learn", str(games), "--book", str(book.path), "--max-ply", "16",
+                    "-o", str(out), "--jobs", "1"]) == 0
+    grown = B.load(out, 0)
+    pos = Position.start()
+    for ply, m in enumerate(moves):
+        if ply <= 16:
+            i = grown.index(pos)
+            assert i >= 0, f"ply {ply} of the played line is not in the learned book"
+            old = book.index(pos)
+            assert int(grown.games[i]) == (int(book.games[old]) if old >= 0 else 0) + 2
+        pos = pos.play(m)
+    assert grown.index(pos) < 0   # positions past --max-ply stay out
+    assert len(grown) > len(book)
+    # the values are a negamax over the grown tree, and each new leaf is the book depth's search
+    want = python_negamax(grown)
+    assert {(int(p), int(o)): int(v) for p, o, v in zip(grown.P, grown.O, grown.value)} == want
+    assert grown.meta["learned"][-1]["games"] == 2
+    assert grown.leaf_depth == book.leaf_depth
+    # learning the same games again adds no position and the same tree
+    again = tmp_path / "again.npz"
+    assert TB.main(["learn", str(games), "--book", str(out), "--max-ply", "16",
+                    "-o", str(again), "--jobs", "1"]) == 0
+    twice = B.load(again, 0)
+    assert np.array_equal(twice.P, grown.P) and np.array_equal(twice.value, grown.value)
+    more = twice.games.astype(np.int64) - grown.games.astype(np.int64)
+    assert set(more.tolist()) == {0, 2} and int((more == 2).sum()) == 17   # plies 0-16
+
+
+def test_learning_refuses_unreadable_records_and_keeps_the_book(book, tmp_path, capsys):
+    bad = tmp_path / "bad.ggf"
+    bad.write_text("(;GM[Othello]BO[8 nonsense *]B[zz];)")
+    out = tmp_path / "out.npz"
+    assert TB.main(["learn", str(bad), "--book", str(book.path), "-o", str(out)]) == 2
+    assert "cannot be read" in capsys.readouterr().err
+    assert not out.exists()
+    assert TB.main(["learn", str(tmp_path / "missing.ggf"), "--book", str(book.path),
+                    "-o", str(out)]) == 2

@@ -3,6 +3,7 @@
     othello-book build --rules standard -o book-standard.npz     # WTHOR games
     othello-book build --rules reversed -o book-reversed.npz     # self-play games only
     othello-book show f5d6c3                                     # a move list from the start
+    othello-book learn games.ggf -o book.npz                     # add played games' lines
     othello-book show -- "<64 squares X/O/-> X"                   # a board and the side to move
 
 Building (every step seeded and deterministic):
@@ -20,6 +21,14 @@ Building (every step seeded and deterministic):
    turn, --extend rounds deep, so the book holds the engine's own improvements on the
    experts' lines and does not send the engine out of book exactly where it matters;
 4. negamax: values are propagated from the leaves up (engine_server.eval.book.negamax).
+
+Learning (``othello-book learn``): the positions of played games (GGF records: an othello-match
+run's ``games.ggf``, NBoard's saved games) up to --max-ply join an existing book, each with a
+leaf search at the book's own depth; the positions whose moves out of the book changed are
+searched again, and the negamax runs over the grown tree. A line the engine lost on is then
+valued by searches of the positions the game went through, not only by the search at the
+point where it left the book, so the next game can turn off before the mistake. Deterministic:
+the same book and games give the same file.
 """
 
 from __future__ import annotations
@@ -185,6 +194,45 @@ def leaf_values(P: np.ndarray, O: np.ndarray, masks: np.ndarray, rules: int, dep
 
 # --- the whole build ----------------------------------------------------------------------------
 
+def grow(arrays: dict[str, np.ndarray], masks: np.ndarray, add_P: np.ndarray,
+         add_O: np.ndarray, add_games: np.ndarray, rules: int, leaf_depth: int, jobs: int,
+         progress: Any = None) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """The book ``arrays`` (sorted, without ``value``) with the canonical positions ``add_*``
+    merged in: a position already held adds its games, a new one gets a leaf search, and every
+    position whose moves out of the book changed (``masks``: those moves before) is searched
+    again.  Returns the arrays, the new masks and which entries are new."""
+    P, O, games = arrays["P"], arrays["O"], arrays["games"].astype(np.int64)
+    leaf, leaf_move = arrays["leaf"], arrays["leaf_move"]
+    n_old = P.shape[0]
+    keys, inverse = np.unique(np.stack([add_P, add_O], 1), axis=0, return_inverse=True)
+    counts = np.zeros(keys.shape[0], np.int64)
+    np.add.at(counts, inverse.reshape(-1), add_games.astype(np.int64))
+    at = np.array([B.find(P, O, k[0], k[1]) for k in keys], np.int64) if n_old else \
+        np.full(keys.shape[0], -1, np.int64)
+    held = at >= 0
+    np.add.at(games, at[held], counts[held])
+    fresh = keys[~held]
+    P = np.concatenate([P, fresh[:, 0]])
+    O = np.concatenate([O, fresh[:, 1]])
+    games = np.concatenate([games, counts[~held]])
+    leaf = np.concatenate([leaf, np.full(fresh.shape[0], B.LEAF_NONE, np.int16)])
+    leaf_move = np.concatenate([leaf_move, np.full(fresh.shape[0], B.NO_MOVE, np.int8)])
+    new = np.concatenate([np.zeros(n_old, np.bool_), np.ones(fresh.shape[0], np.bool_)])
+    order = np.lexsort((O, P))
+    P, O, games, leaf, leaf_move, new = (a[order] for a in (P, O, games, leaf, leaf_move, new))
+    new_masks = leaving_moves(P, O)
+    old_masks = np.zeros_like(new_masks)
+    old_index = np.argsort(order)   # where each entry of the previous arrays went
+    old_masks[old_index[:n_old]] = masks
+    redo = np.nonzero(new | (new_masks != old_masks))[0]
+    v, m = leaf_values(P[redo], O[redo], new_masks[redo], rules, leaf_depth, jobs, progress)
+    leaf[redo] = v
+    leaf_move[redo] = m
+    games = np.minimum(games, np.iinfo(np.uint32).max).astype(np.uint32)
+    return ({"P": P, "O": O, "games": games, "leaf": leaf, "leaf_move": leaf_move},
+            new_masks, new)
+
+
 def build(P: np.ndarray, O: np.ndarray, games: np.ndarray, rules: int, leaf_depth: int,
           extend: int = 0, extend_games: int = 50, jobs: int = 1,
           progress: Any = None) -> dict[str, np.ndarray]:
@@ -210,33 +258,74 @@ def build(P: np.ndarray, O: np.ndarray, games: np.ndarray, rules: int, leaf_dept
             break
         added_P = np.array(new_P, np.uint64)
         added_O = np.array(new_O, np.uint64)
-        keys = np.unique(np.stack([added_P, added_O], 1), axis=0)
-        old = {(int(a), int(b)) for a, b in zip(P, O)}
-        keys = np.array([k for k in keys if (int(k[0]), int(k[1])) not in old], np.uint64)
-        if keys.shape[0] == 0:
+        held = np.array([B.find(P, O, a, b) >= 0 for a, b in zip(added_P, added_O)])
+        if held.all():
             break
-        n_old = P.shape[0]
-        P = np.concatenate([P, keys[:, 0]])
-        O = np.concatenate([O, keys[:, 1]])
-        games = np.concatenate([games, np.zeros(keys.shape[0], np.uint32)])
-        leaf = np.concatenate([leaf, np.full(keys.shape[0], B.LEAF_NONE, np.int16)])
-        leaf_move = np.concatenate([leaf_move, np.full(keys.shape[0], B.NO_MOVE, np.int8)])
-        deepen = np.concatenate([np.zeros(n_old, np.bool_), np.ones(keys.shape[0], np.bool_)])
-        order = np.lexsort((O, P))
-        P, O, games, leaf, leaf_move, deepen = (a[order] for a in
-                                                (P, O, games, leaf, leaf_move, deepen))
-        new_masks = leaving_moves(P, O)
-        old_masks = np.zeros_like(new_masks)
-        old_index = np.argsort(order)   # where each entry of the previous arrays went
-        old_masks[old_index[:n_old]] = masks
-        redo = np.nonzero(new_masks != old_masks)[0]
-        masks = new_masks
-        v, m = leaf_values(P[redo], O[redo], masks[redo], rules, leaf_depth, jobs, progress)
-        leaf[redo] = v
-        leaf_move[redo] = m
+        grown, masks, new = grow({"P": P, "O": O, "games": games, "leaf": leaf,
+                                  "leaf_move": leaf_move}, masks, added_P[~held],
+                                 added_O[~held], np.zeros(int((~held).sum()), np.uint32),
+                                 rules, leaf_depth, jobs, progress)
+        P, O, games = grown["P"], grown["O"], grown["games"]
+        leaf, leaf_move = grown["leaf"], grown["leaf_move"]
+        deepen = new
     value = B.negamax(P, O, leaf.astype(np.int64), B.disc_order(P, O))
     return {"P": P, "O": O, "value": value.astype(np.int16), "leaf": leaf,
             "leaf_move": leaf_move, "games": games}
+
+
+# --- learning from played games ----------------------------------------------------------------
+
+def game_positions(texts: list[str], rules: int, max_ply: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Canonical positions (with how many games reached each) of the GGF games in ``texts``
+    (one file's text each; a file may hold many games) that start from the start position and
+    are played under ``rules``, up to ``max_ply`` plies; positions where the side to move must
+    pass or the game is over are left out.  Also returns how many games were read."""
+    from engine_server.game import ggf
+
+    start = Position.start(Rules(rules))
+    Ps: list[int] = []
+    Os: list[int] = []
+    n = 0
+    for text in texts:
+        for chunk in text.split("(;")[1:]:
+            try:
+                rec = ggf.parse("(;" + chunk)
+                moves = rec.game().moves
+            except (ValueError, KeyError) as e:
+                raise ValueError(f"a game record that cannot be read: {e}") from None
+            if int(rec.rules) != int(rules) or rec.start.bitboards() != start.bitboards() \
+                    or rec.start.side != start.side:
+                continue
+            n += 1
+            pos = start
+            for ply, m in enumerate(moves):
+                if ply > max_ply:
+                    break
+                if m != PASS and not pos.is_game_over():
+                    P, O = pos.bitboards()
+                    Ps.append(int(P))
+                    Os.append(int(O))
+                pos = pos.play(m)
+    if not Ps:
+        empty = np.zeros(0, np.uint64)
+        return empty, empty.copy(), np.zeros(0, np.uint32), n
+    P_arr, O_arr, counts = count_positions(np.array(Ps, np.uint64), np.array(Os, np.uint64))
+    return P_arr, O_arr, counts, n
+
+
+def learn(book: B.Book, P: np.ndarray, O: np.ndarray, games: np.ndarray, jobs: int = 1,
+          progress: Any = None) -> dict[str, np.ndarray]:
+    """``book`` grown by the canonical positions ``P``, ``O`` (reached by ``games`` games each):
+    new positions searched at the book's leaf depth, the leaves whose moves out of the book
+    changed searched again, the negamax run over the whole tree."""
+    arrays = {"P": book.P, "O": book.O, "games": book.games, "leaf": book.leaf.copy(),
+              "leaf_move": book.leaf_move.copy()}
+    masks = leaving_moves(book.P, book.O)
+    grown, _, _ = grow(arrays, masks, P, O, games, book.rules, book.leaf_depth, jobs, progress)
+    value = B.negamax(grown["P"], grown["O"], grown["leaf"].astype(np.int64),
+                      B.disc_order(grown["P"], grown["O"]))
+    return dict(grown, value=value.astype(np.int16))
 
 
 # --- show ---------------------------------------------------------------------------------------
@@ -307,6 +396,16 @@ def _parser() -> argparse.ArgumentParser:
                    help="extend positions reached by at least this many games")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     b.add_argument("--seed", type=int, default=1)
+    lr = sub.add_parser("learn", help="add the positions of played games to a book")
+    lr.add_argument("games", nargs="+", type=Path,
+                    help="GGF files (an othello-match run's games.ggf, NBoard's saved games)")
+    lr.add_argument("-o", "--out", type=Path, required=True)
+    lr.add_argument("--rules", default="standard", choices=["standard", "reversed"])
+    lr.add_argument("--book", type=Path, default=None,
+                    help="the book to grow (default: the shipped book of the rules)")
+    lr.add_argument("--max-ply", type=int, default=None,
+                    help="add positions up to this ply (default: the book's own --max-ply)")
+    lr.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     s = sub.add_parser("show", help="the book's moves for a position")
     s.add_argument("position", nargs="+",
                    help="moves from the start (f5d6c3) or 64 squares X/O/- and the side")
@@ -351,10 +450,55 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _learn(args: argparse.Namespace) -> int:
+    rules = int(Rules.parse(args.rules))
+    t0 = time.monotonic()
+    try:
+        book = B.load(args.book or B.default_path(rules), rules)
+    except B.BookError as e:
+        print(f"othello-book learn: {e}", file=sys.stderr)
+        return 2
+    max_ply = int(args.max_ply if args.max_ply is not None else book.meta.get("max_ply", 24))
+    texts = []
+    for path in args.games:
+        try:
+            texts.append(path.read_text(encoding="utf-8", errors="replace"))
+        except OSError as e:
+            print(f"othello-book learn: {path}: {e.strerror or e}", file=sys.stderr)
+            return 2
+    try:
+        P, O, counts, n_games = game_positions(texts, rules, max_ply)
+    except ValueError as e:
+        print(f"othello-book learn: {e}", file=sys.stderr)
+        return 2
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        if time.monotonic() - last[0] > 10 or done == total:
+            last[0] = time.monotonic()
+            print(f"  leaves {done}/{total} ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
+
+    arrays = learn(book, P, O, counts, args.jobs, progress)
+    learned = list(book.meta.get("learned", []))
+    learned.append({"games": n_games, "positions": int(P.shape[0]),
+                    "added": int(arrays["P"].shape[0] - len(book)), "max_ply": max_ply,
+                    "command": "othello-book " + " ".join(sys.argv[1:])})
+    meta = dict(book.meta, learned=learned)
+    meta.pop("format", None)
+    meta.pop("positions", None)
+    B.save(args.out, arrays, meta)
+    print(json.dumps(dict(learned[-1], positions=int(arrays["P"].shape[0]),
+                          seconds=round(time.monotonic() - t0, 1),
+                          bytes=args.out.stat().st_size)), file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.cmd == "build":
         return _build(args)
+    if args.cmd == "learn":
+        return _learn(args)
     rules = Rules.parse(args.rules)
     try:
         book = B.load(args.book or B.default_path(int(rules)), int(rules))
