@@ -22,8 +22,8 @@ Building (every step seeded and deterministic):
    experts' lines and does not send the engine out of book exactly where it matters;
 4. negamax: values are propagated from the leaves up (engine_server.eval.book.negamax).
 
-Learning (``othello-book learn``): the positions of played games (GGF records: an othello-match
-run's ``games.ggf``, NBoard's saved games) up to --max-ply join an existing book, each with a
+Learning (othello-book learn): the positions of played games (GGF records: an othello-match
+run's games.ggf, NBoard's saved games) up to --max-ply join an existing book, each with a
 leaf search at the book's own depth; the positions whose moves out of the book changed are
 searched again, and the negamax runs over the grown tree. A line the engine lost on is then
 valued by searches of the positions the game went through, not only by the search at the
