@@ -256,17 +256,15 @@ def build(P: np.ndarray, O: np.ndarray, games: np.ndarray, rules: int, leaf_dept
                 new_O.append(int(cO))
         if not new_P:
             break
-        added_P = np.array(new_P, np.uint64)
-        added_O = np.array(new_O, np.uint64)
-        held = np.array([B.find(P, O, a, b) >= 0 for a, b in zip(added_P, added_O)])
-        if held.all():
-            break
+        # positions the book already holds gain no games and no search in grow
         grown, masks, new = grow({"P": P, "O": O, "games": games, "leaf": leaf,
-                                  "leaf_move": leaf_move}, masks, added_P[~held],
-                                 added_O[~held], np.zeros(int((~held).sum()), np.uint32),
+                                  "leaf_move": leaf_move}, masks, np.array(new_P, np.uint64),
+                                 np.array(new_O, np.uint64), np.zeros(len(new_P), np.uint32),
                                  rules, leaf_depth, jobs, progress)
         P, O, games = grown["P"], grown["O"], grown["games"]
         leaf, leaf_move = grown["leaf"], grown["leaf_move"]
+        if not new.any():
+            break
         deepen = new
     value = B.negamax(P, O, leaf.astype(np.int64), B.disc_order(P, O))
     return {"P": P, "O": O, "value": value.astype(np.int16), "leaf": leaf,
