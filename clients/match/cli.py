@@ -3,6 +3,7 @@
     othello-match PLAYER PLAYER [PLAYER...] [--games N] [--move-time S] [--clock MAIN/INC] ...
     othello-match reproduce ucb1|uct|ocba|dk [--games N] [--out DIR] ...
     othello-match cluster [--workers N] [--port 8786]    # a local Dask cluster for --cluster
+    othello-match turns DIR [--from 22] [--exact 20]     # where a match's games were decided
 
 The results table goes to stdout; the progress bar and logs go to stderr.
 """
@@ -43,6 +44,7 @@ Running again with the same arguments resumes from DIR/journal.jsonl.
 other commands (each with its own --help):
   othello-match reproduce ucb1|uct|ocba|dk   rerun a paper's experiment
   othello-match cluster                                     a local Dask scheduler and workers
+  othello-match turns DIR                                   where a match's games were decided
 """
 
 
@@ -222,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
         return reproduce_main(args_list[1:])
     if args_list and args_list[0] == "cluster":
         return cluster_main(args_list[1:])
+    if args_list and args_list[0] == "turns":
+        from .turns import main as turns_main
+
+        return turns_main(args_list[1:])
     parser = _match_parser()
     args = parser.parse_args(args_list)
     configure_logging(args.log_level)
