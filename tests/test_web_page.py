@@ -496,6 +496,8 @@ def test_the_clock_runs_for_the_side_to_move_and_shows_both(server, context):
         == "180+2"
 
 
+# The clock's rules do not depend on the screen: one size (the wait is 15 s of a real clock).
+@pytest.mark.parametrize("size", ["phone"])
 def test_a_side_whose_clock_runs_out_loses_and_the_board_stops(server, context):
     page = open_page(context, server.url)
     page.select_option('[data-role="clock"]', "15+0")
