@@ -71,10 +71,12 @@ def apply_lag(t: float, lag: float) -> float:
     return t / 2 if t < 2 * lag else t - lag
 
 
-# The last dozen empties cost next to nothing: agents with a solver prove them in milliseconds,
-# and the rest play them from a tree that is mostly built.  Planning the clock over every move
-# to the end left about half of it unused (docs/notes/matches/clock.md).
-FREE_ENDGAME_EMPTIES = 12
+# The last 18 empties cost next to nothing: at a second a move the solver has proved the end by
+# then and answers in milliseconds (0.05-0.08 s a move from 20 empties on in matches on a 15 s
+# clock), and agents without one play them from a tree that is mostly built.  Planning over
+# every move to the end left about half of the clock unused, planning to 12 empties a quarter
+# (docs/notes/matches/clock.md).  What is left at 18 empties is still spent, a share a move.
+FREE_ENDGAME_EMPTIES = 18
 RESERVE_MOVES = 2   # moves of weight 1 kept in every plan, so the end never starves
 
 # How much of the clock a move deserves, by empties (linear between the points): little in the
