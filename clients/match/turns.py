@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from engine_server import __version__
-from engine_server.game import PASS, Position, Rules, parse_move
+from engine_server.game import PASS, Game, Position
 from engine_server.search.endgame.solver import DEFAULT_TABLE_BITS, Solver
 from protocol.notation import square_name
 
@@ -92,14 +92,9 @@ def _sign(v: int) -> int:
 def game_positions(record: GameRecord) -> list[tuple[int, Position, int | None]]:
     """(ply, position, the move played there) along the game; the last has no move (the
     game's end, or where the record stops).  Passes are played as moves of their own."""
-    pos = Position.start(Rules.parse(record.rules))
-    out: list[tuple[int, Position, int | None]] = []
-    for ply, text in enumerate(record.moves.split()):
-        move = PASS if text.lower() == "pass" else parse_move(text)
-        out.append((ply, pos, move))
-        pos = pos.play(move)
-    out.append((len(out), pos, None))
-    return out
+    game = Game.from_moves(record.moves.split(), rules=record.rules)
+    moves: list[int | None] = [*game.moves, None]
+    return list(zip(range(len(moves)), game.positions(), moves))
 
 
 def judge_game(index: int, record: GameRecord, solver: Solver, wld_from: int,
@@ -108,14 +103,14 @@ def judge_game(index: int, record: GameRecord, solver: Solver, wld_from: int,
     line = [(ply, pos, move) for ply, pos, move in game_positions(record)
             if pos.empties <= wld_from]
     values: dict[int, int] = {}    # ply -> the value for the side to move there
+    exact_at: dict[int, bool] = {}  # ply -> the value is the exact margin (else win/draw/loss)
     keeps: dict[int, int | None] = {}
     for ply, pos, _ in reversed(line):
         if pos.is_game_over():
-            values[ply] = pos.score()
-            keeps[ply] = None
+            values[ply], exact_at[ply], keeps[ply] = pos.score(), True, None
             continue
-        exact = pos.empties <= exact_from
-        r = solver.solve(pos, "exact" if exact else "wld")
+        exact_at[ply] = pos.empties <= exact_from
+        r = solver.solve(pos, "exact" if exact_at[ply] else "wld")
         if r.score is None:
             raise MatchError(f"game {index}: the solver gave no value at ply {ply}")
         values[ply], keeps[ply] = int(r.score), r.best_move
@@ -128,10 +123,8 @@ def judge_game(index: int, record: GameRecord, solver: Solver, wld_from: int,
         before, after = values[ply], values[ply + 1]
         if nxt.side != pos.side:
             after = -after
-        exact = pos.empties <= exact_from or pos.is_game_over()
-        after_exact = nxt.empties <= exact_from or nxt.is_game_over()
-        if not (exact and after_exact):
-            exact = False
+        exact = exact_at[ply] and exact_at[ply + 1]
+        if not exact:
             before, after = _sign(before), _sign(after)
         player = record.black if pos.side.name == "BLACK" else record.white
         keep = keeps[ply]
