@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -262,3 +264,17 @@ def test_a_wire_format_importing_the_engine_or_a_library_is_reported(tmp_path, s
     (tmp_path / "protocol" / "bad.py").write_text(source)
     found = foreign_imports(tmp_path)
     assert len(found) == 1 and found[0].startswith("protocol/bad.py")
+
+
+@pytest.mark.parametrize("first", ["engine_server.search.alphabeta",
+                                   "engine_server.search.alphabeta.pvs",
+                                   "engine_server.search.endgame",
+                                   "engine_server.search.endgame.solver"])
+def test_the_two_searches_import_in_either_order(first):
+    """The midgame search's kernels use the exact solver's small-node kernels, and the solver
+    asks the midgame search for its first guess: whichever a process imports first, both load
+    (the solver package's facade is lazy)."""
+    code = (f"import importlib; importlib.import_module({first!r}); "
+            "from engine_server.search.endgame import Estimator, RootSolver, Solver, solve; "
+            "from engine_server.search.alphabeta import AlphaBeta, search_root")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
