@@ -12,7 +12,7 @@ from engine_server.agents import make_agent
 from engine_server.eval.weights import default_weights
 from engine_server.game import PASS, REVERSED, STANDARD, Game, Position
 from engine_server.search.alphabeta import MPC_SHAPE, SCALE, AlphaBeta, static_eval
-from engine_server.search.endgame import solve
+from engine_server.search.endgame import solve, solve_move_scores
 from engine_server.search.limits import Limits
 
 from .loadsafe import SLACK
@@ -172,15 +172,78 @@ def test_probes_cut_nodes_and_keep_the_value_close():
         ab.search(pos, max_depth=3, selectivity=1)  # no margins
 
 
-def test_search_to_the_end_is_the_exact_solve():
-    W = default_weights(STANDARD)
+@pytest.mark.parametrize("rules", [STANDARD, REVERSED])
+def test_search_to_the_end_is_the_exact_solve(rules):
+    """Full width to the end: the root's value and, in analysis, every move's value are the
+    exact solver's (the nodes of at most ENDGAME_EMPTIES empties are the solver's own, the
+    wider ones the search's)."""
+    W = default_weights(rules)
     ab = AlphaBeta(W, table_bits=14)
-    for pos in positions_with(STANDARD, (6, 9), 6, seed=7):
-        if pos.is_game_over():
+    for pos in positions_with(rules, (6, 15), 8, seed=7 + rules):
+        if pos.is_game_over() or pos.must_pass():
             continue
+        ab.clear()
         r = ab.search(pos, max_depth=60)
         assert r.stopped_by == "solved"
         assert r.score == solve(pos).score
+        r = ab.search(pos, max_depth=60, analysis=True)
+        exact = solve_move_scores(pos)
+        assert {m: v[0] for m, v in r.moves.items()} == exact, pos.to_string()
+
+
+def test_windows_on_exact_nodes_are_fail_soft_in_score_units():
+    """A search to the end against any window (score units, four to a disc, not multiples of
+    four): a value at or below alpha bounds the exact value from above, one at or above beta
+    from below, one in between is it."""
+    from engine_server.search.alphabeta.probcut import NO_MPC
+    from engine_server.search.alphabeta.pvs import ENDGAME_EMPTIES, search_root
+    from engine_server.search.alphabeta.table import CTL_SIZE
+
+    W = default_weights(STANDARD)
+    ab = AlphaBeta(W, table_bits=12)
+    rng = np.random.default_rng(11)
+    checked = 0
+    for pos in positions_with(STANDARD, (6, ENDGAME_EMPTIES + 1), 12, seed=13):
+        if pos.is_game_over() or pos.must_pass():
+            continue
+        P, O = pos.bitboards()
+        exact = SCALE * solve(pos).score
+        order = np.array(pos.legal_moves(), np.int64)
+        for _ in range(6):
+            lo = int(rng.integers(-70 * SCALE, 66 * SCALE))
+            hi = lo + int(rng.choice([1, 2, 3, 5, 9, 40]))
+            ab.clear()
+            ctl = np.zeros(CTL_SIZE, np.int64)
+            n = len(order)
+            v = int(search_root(P, O, np.int64(lo), np.int64(hi), np.int64(pos.empties), ab.W,
+                                np.int64(0), ab.keys, ab.data, ctl, order, np.zeros(n, np.int64),
+                                np.zeros(n, np.int64), False, NO_MPC))
+            if v <= lo:
+                assert exact <= v, (pos.to_string(), lo, hi, v, exact)
+            elif v >= hi:
+                assert exact >= v, (pos.to_string(), lo, hi, v, exact)
+            else:
+                assert v == exact, (pos.to_string(), lo, hi, v, exact)
+            checked += 1
+    assert checked >= 30
+
+
+def test_iterations_jump_to_the_end_once_it_is_near():
+    """Deepening stops short of the end and searches to it next (END_JUMP); a depth cap short
+    of the end keeps every iteration."""
+    from engine_server.search.alphabeta.search import END_JUMP, END_JUMP_FROM
+
+    W = default_weights(STANDARD)
+    ab = AlphaBeta(W, table_bits=16)
+    pos = positions_with(STANDARD, (15, 15), 1, seed=17)[0]
+    assert END_JUMP_FROM >= pos.empties - END_JUMP
+    depths: list[int] = []
+    r = ab.search(pos, max_depth=60, on_iteration=lambda it: depths.append(it.depth))
+    assert depths == [*range(1, END_JUMP_FROM), pos.empties]
+    assert r.stopped_by == "solved" and r.score == solve(pos).score
+    depths.clear()
+    ab.search(pos, max_depth=pos.empties - 1, on_iteration=lambda it: depths.append(it.depth))
+    assert depths == list(range(1, pos.empties))
 
 
 def test_the_table_kept_between_searches_makes_the_next_one_cheaper():

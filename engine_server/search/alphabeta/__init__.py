@@ -4,9 +4,10 @@ Kernels (numba, nogil): negamax PVS with fail-soft bounds, a transposition table
 bounds kept from one search (and move) to the next, moves ordered by the table's move first and
 then by the evaluation of the position after the move (the opponent's view, so ascending), leaves
 scored by :func:`engine_server.eval.features.evaluate_moves` (``evaluate_raw``'s value from the
-merged tables of ``eval_tables``) and finished games by their exact margin.  Scores are in
-quarter discs (``SCALE``): fine enough for the evaluation's precision, coarse enough that
-null-window re-searches stay rare.
+merged tables of ``eval_tables``) and finished games by their exact margin; a null-window node
+that searches to the end with few empties is the exact solver's (``endgame/simple.py``).
+Scores are in quarter discs (``SCALE``): fine enough for the evaluation's precision, coarse
+enough that null-window re-searches stay rare.
 
 Control: the kernels cannot see a clock, so they poll ``ctl[STOP]`` (set by a timer thread at
 the deadline or by the caller's stop event) and ``ctl[LIMIT]`` (a node budget) every 1024

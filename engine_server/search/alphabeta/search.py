@@ -44,6 +44,14 @@ from .threads import PARALLEL_DEPTH, shared_root
 
 ASPIRATION_DEPTH = 4      # from this iteration the root searches a window around the last value
 ASPIRATION = 2 * SCALE    # its half width
+# Once an iteration's depth comes within END_JUMP plies of the end of the game (and is at least
+# END_JUMP_FROM), the next one searches to the end where the depth allowed reaches it: its leaves
+# are final scores and its nodes near the end go to the exact solver's kernels
+# (pvs.ENDGAME_EMPTIES), so it costs about what the iterations in between would, and the answer
+# is the end of the game at the search's selectivity.  At 24 empties and 74%: the end in 1.2-1.9
+# s instead of 4.1-10.2 s.
+END_JUMP = 8
+END_JUMP_FROM = 10
 
 
 @dataclass
@@ -222,6 +230,9 @@ class AlphaBeta:
             while depth < max_depth or raised:
                 if not raised:
                     depth += 1
+                    if END_JUMP_FROM <= depth < empties <= max_depth \
+                            and depth >= empties - END_JUMP:
+                        depth = empties
                 ti = time.monotonic()
                 ctl[ROOT_DONE] = 0
                 ctl[ROOT_BEST] = -1

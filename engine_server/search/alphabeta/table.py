@@ -10,6 +10,8 @@ from numba import njit
 
 from engine_server.game.bitboard import U0, U1, U, flips, legal_moves
 
+from ..endgame.table import CTL_SIZE as EXACT_CTL_SIZE
+
 INF = 30000
 
 # ctl layout
@@ -20,7 +22,10 @@ MAX_PLY = 96
 SLOT = 224                # per ply: up to 64 moves, their keys, then the children's evaluation:
 FEAT = 130                # the first child's move and flips, then two sets of pattern indices
 KILLER = 222              # the last two moves that cut at a depth-1 node of this ply
-CTL_SIZE = SCRATCH + MAX_PLY * SLOT
+# then the exact solver's own control array (endgame/table.py's layout), for the nodes that
+# reach the end of the game with few empties (pvs.py, ENDGAME_EMPTIES)
+EXACT = SCRATCH + MAX_PLY * SLOT
+CTL_SIZE = EXACT + EXACT_CTL_SIZE
 POLL = 1023
 
 # tt: keys uint64 [size, 2] (P, O); data int64 [size + BUSY]: the entries, then the marks of
