@@ -1,10 +1,14 @@
 """``othello-bench midgame``: the alpha-beta's nodes, speed and time to depth on a fixed position
-set (benchmarks/data/midgame.txt: 50 positions of WTHOR 2019 games, 44 to 28 empties).
+set (``--set midgame``, the default: benchmarks/data/midgame.txt, 50 positions of WTHOR 2019
+games, 44 to 28 empties; ``--set late``: benchmarks/data/late.txt, 20 positions of 26 and 24
+empties).
 
 ``--depth D``: every position searched to depth D with a fresh table; total nodes, total time,
-nodes per second (the search's speed figure).  ``--seconds S``: every position searched
-for S seconds; the depth reached (median, min, max).  One search thread; the book is not used
-(positions are given, not played to).
+nodes per second (the search's speed figure).  ``--to-end``: every position searched to the end
+of the game at the agent's selectivity (no rising to higher ones), the same figures and the
+median time a position.  ``--seconds S``: every position searched for S seconds; the depth
+reached (median, min, max).  One search thread; the book is not used (positions are given, not
+played to).
 """
 
 from __future__ import annotations
@@ -19,12 +23,13 @@ from engine_server.game import Position
 
 from .common import emit
 
-POSITIONS = Path(__file__).resolve().parent / "data" / "midgame.txt"
+SETS = {name: Path(__file__).resolve().parent / "data" / f"{name}.txt"
+        for name in ("midgame", "late")}
 
 
-def positions(limit: int | None = None) -> list[Position]:
+def positions(limit: int | None = None, which: str = "midgame") -> list[Position]:
     out = []
-    for line in POSITIONS.read_text().splitlines():
+    for line in SETS[which].read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             board, side = line.split()
             out.append(Position.from_string(board, side))
@@ -40,28 +45,39 @@ def _engine(agent: str) -> Any:
 
 
 def bench_midgame(agent: str, depth: int | None, seconds: float | None, limit: int | None,
-                  repeat: int) -> dict[str, Any]:
+                  repeat: int, which: str = "midgame", to_end: bool = False) -> dict[str, Any]:
     from engine_server.search.limits import Limits
 
-    pos = positions(limit)
+    pos = positions(limit, which)
     a = _engine(agent)
     a.search(pos[0], Limits(depth=3))  # compile / load the kernels outside the timing
     runs = []
     for _ in range(repeat):
-        nodes, t_total, depths = 0, 0.0, []
+        nodes, t_total, depths, each, ends = 0, 0.0, [], [], 0
         for p in pos:
             a.reset()
             t0 = time.perf_counter()
-            r = a.search(p, Limits(depth=depth) if depth is not None else Limits(time=seconds))
-            t_total += time.perf_counter() - t0
+            if to_end:
+                r = a.search(p, Limits(depth=p.empties))
+            else:
+                r = a.search(p, Limits(depth=depth) if depth is not None
+                             else Limits(time=seconds))
+            each.append(time.perf_counter() - t0)
+            t_total += each[-1]
             nodes += r.search_nodes
             depths.append(r.iterations)
-        runs.append((nodes, t_total, depths))
+            ends += r.iterations >= p.empties
+        runs.append((nodes, t_total, depths, each, ends))
     runs.sort(key=lambda x: x[1])
-    nodes, t_total, depths = runs[len(runs) // 2]
-    out: dict[str, Any] = {"bench": "midgame", "agent": agent, "positions": len(pos),
-                           "runs": repeat}
-    if depth is not None:
+    nodes, t_total, depths, each, ends = runs[len(runs) // 2]
+    out: dict[str, Any] = {"bench": "midgame", "set": which, "agent": agent,
+                           "positions": len(pos), "runs": repeat}
+    if to_end:
+        out.update({"depth": "end", "ends_reached": ends, "nodes": nodes,
+                    "seconds": round(t_total, 3), "nodes_per_s": nodes / t_total,
+                    "seconds_median": round(statistics.median(each), 3),
+                    "seconds_max": round(max(each), 3)})
+    elif depth is not None:
         out.update({"depth": depth, "nodes": nodes, "seconds": round(t_total, 3),
                     "nodes_per_s": nodes / t_total,
                     "seconds_per_position": t_total / len(pos)})
@@ -80,13 +96,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--depth", type=int, default=None, help="search every position to depth D")
     g.add_argument("--seconds", type=float, default=None, help="search every position S s")
+    g.add_argument("--to-end", action="store_true",
+                   help="search every position to the end of the game at the agent's "
+                        "selectivity")
+    p.add_argument("--set", choices=sorted(SETS), default="midgame",
+                   help="the positions: midgame (50, 44-28 empties) or late (20, 26 and 24)")
     p.add_argument("--positions", type=int, default=None, help="only the first N positions")
     p.add_argument("--repeat", type=int, default=3, help="runs; the median run is reported")
     p.add_argument("--json", action="store_true")
 
     def run(a: argparse.Namespace) -> int:
         depth = a.depth if a.depth is not None or a.seconds is not None else 10
-        emit(bench_midgame(a.agent, depth, a.seconds, a.positions, a.repeat), a.json)
+        emit(bench_midgame(a.agent, depth, a.seconds, a.positions, a.repeat, a.set, a.to_end),
+             a.json)
         return 0
 
     p.set_defaults(func=run)

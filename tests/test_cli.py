@@ -55,6 +55,16 @@ def test_bench_eval_times_both_evaluation_kernels():
     assert obj["load_s_fresh_process"] > 0
 
 
+def test_bench_midgame_searches_late_positions_to_the_end():
+    r = _run("-m", "benchmarks.cli", "midgame", "--set", "late", "--to-end", "--positions", "2",
+             "--repeat", "1", "--agent", "ab:threads=1,book=off,root_solve=0,selectivity=74",
+             "--json")
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout)
+    assert obj["set"] == "late" and obj["positions"] == obj["ends_reached"] == 2
+    assert obj["nodes"] > 0 and 0 < obj["seconds_median"] <= obj["seconds_max"]
+
+
 def test_bench_prints_the_latency_figures_the_tests_leave_to_it():
     """The timing claims taken out of the tests (tests/loadsafe.py) are these commands'
     figures: each must run and print them."""
