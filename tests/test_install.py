@@ -77,15 +77,15 @@ def test_a_wheel_in_a_fresh_venv_has_its_data_its_cache_and_plays_a_gtp_game(tmp
         "engine_server.eval.book as b, engine_server.serve.web as s, benchmarks.midgame as m, "
         "clients.match.openings as o; "
         "print(engine_server.__file__); print(w.DATA_DIR); print(n.DATA_DIR); "
-        "print(b.DATA_DIR); print(s.STATIC); print(m.POSITIONS); "
+        "print(b.DATA_DIR); print(s.STATIC); print(m.SETS['midgame']); print(m.SETS['late']); "
         "print(engine_server.kernel_cache.configure())")], **run).stdout.split()
     assert Path(where[0]).parent == package
-    for data in map(Path, where[1:6]):
+    for data in map(Path, where[1:7]):
         assert data.is_relative_to(Path(purelib)) and data.exists(), data
     for pattern in ("eval/data/*.npz", "eval/data/*.onnx", "eval/data/mpc-*.json",
                     "eval/data/book-*.npz", "serve/static/index.html"):
         assert list(package.glob(pattern)), pattern
-    cache = Path(where[6])
+    cache = Path(where[7])
     assert cache.is_relative_to(tmp_path / "cache" / "othello-engine" / "numba")
 
     # Every console script of the project answers --version.
