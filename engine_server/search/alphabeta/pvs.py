@@ -94,7 +94,6 @@ assert STANDARD == 0 and REVERSED == 1
 SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
 ETC_DEPTH = 4             # from this depth children are looked up in the table first
 DEFER_DEPTH = 5           # threads sharing a search (ctl[SHARED]) defer busy moves from here
-# a ply's slot holds its moves and keys (130 words), then the reply view and one child's indices
 # A null-window node that searches to the end of the game with at most this many empties is
 # solved by the exact solver's small-node kernels instead: no evaluation at the leaves, the
 # solver's parity order and stability cuts (Edax hands such nodes to its endgame search below 15
@@ -102,6 +101,7 @@ DEFER_DEPTH = 5           # threads sharing a search (ctl[SHARED]) defer busy mo
 # without, 14.4 s from 8 empties; from 14 empties, through the solver's table-using layer with
 # a table of its own, 13.3 s: above SIMPLE the probes cut more than the solver saves.
 ENDGAME_EMPTIES = SIMPLE
+# a ply's slot holds its moves and keys (130 words), then the reply view and one child's indices
 assert FEAT >= 130 and FEAT + 2 * N_READS <= KILLER and KILLER + 2 <= SLOT
 
 
