@@ -53,23 +53,20 @@ def bench_midgame(agent: str, depth: int | None, seconds: float | None, limit: i
     a.search(pos[0], Limits(depth=3))  # compile / load the kernels outside the timing
     runs = []
     for _ in range(repeat):
-        nodes, t_total, depths, each, ends = 0, 0.0, [], [], 0
+        nodes, each, depths = 0, [], []
         for p in pos:
             a.reset()
+            limits = (Limits(depth=p.empties) if to_end else
+                      Limits(depth=depth) if depth is not None else Limits(time=seconds))
             t0 = time.perf_counter()
-            if to_end:
-                r = a.search(p, Limits(depth=p.empties))
-            else:
-                r = a.search(p, Limits(depth=depth) if depth is not None
-                             else Limits(time=seconds))
+            r = a.search(p, limits)
             each.append(time.perf_counter() - t0)
-            t_total += each[-1]
             nodes += r.search_nodes
             depths.append(r.iterations)
-            ends += r.iterations >= p.empties
-        runs.append((nodes, t_total, depths, each, ends))
+        runs.append((nodes, sum(each), depths, each))
     runs.sort(key=lambda x: x[1])
-    nodes, t_total, depths, each, ends = runs[len(runs) // 2]
+    nodes, t_total, depths, each = runs[len(runs) // 2]
+    ends = sum(d >= p.empties for d, p in zip(depths, pos))
     out: dict[str, Any] = {"bench": "midgame", "set": which, "agent": agent,
                            "positions": len(pos), "runs": repeat}
     if to_end:
