@@ -422,3 +422,76 @@ def test_learning_refuses_unreadable_records_and_keeps_the_book(book, tmp_path, 
     assert not out.exists()
     assert TB.main(["learn", str(tmp_path / "missing.ggf"), "--book", str(book.path),
                     "-o", str(out)]) == 2
+
+
+def _leaving(book: B.Book, pos: Position) -> list[int]:
+    def child(m: int) -> Position:
+        c = pos.play(m)
+        return c.play(PASS) if c.must_pass() else c
+    return [m for m in pos.legal_moves()
+            if pos.play(m).is_game_over() or book.index(child(m)) < 0]
+
+
+def test_deepening_searches_the_most_played_leaves_first_and_resumes(book, tmp_path):
+    from engine_server.eval import mpc as M
+    from engine_server.eval.weights import default_weights
+    from engine_server.search.alphabeta import SCALE, SELECTIVITY_PCT, SELECTIVITY_T, AlphaBeta
+
+    assert set(book.depth.tolist()) == {2}   # a file without the array: the header's depth
+    order = TB.deepen_order(book, 4)
+    assert len(order) == sum(int(v) != B.LEAF_NONE for v in book.leaf)
+    games = book.games.astype(np.int64)[order]
+    assert np.all(games[:-1] >= games[1:])
+    part = tmp_path / "part.npz"
+    assert TB.main(["deepen", "--book", str(book.path), "--depth", "4", "--selectivity", "74",
+                    "--positions", "10", "--jobs", "1", "-o", str(part)]) == 0
+    half = B.load(part, 0)
+    step = half.meta["deepened"][-1]
+    assert (step["depth"], step["searched"], step["left"]) == (4, 10, len(order) - 10)
+    assert np.array_equal(np.nonzero(half.depth == 4)[0], np.sort(order[:10]))
+    # each deepened leaf is a depth-4 search at 74% of the moves that leave the book
+    w = default_weights(0)
+    level = SELECTIVITY_PCT.index(74)
+    margins = M.shipped(0, w).margins(SELECTIVITY_T[level], SCALE)
+    ab = AlphaBeta(w, 16)
+    changed = 0
+    for i in order[:10]:
+        pos = Position(int(half.P[i]), int(half.O[i]))
+        ab.clear()
+        r = ab.search(pos, max_depth=4, moves=_leaving(half, pos), selectivity=level,
+                      mpc=margins)
+        assert int(half.leaf[i]) == round(r.score * B.SCALE)
+        changed += int(half.leaf[i]) != int(book.leaf[i])
+    assert changed > 0
+    assert {(int(p), int(o)): int(v) for p, o, v in zip(half.P, half.O, half.value)} \
+        == python_negamax(half)
+    # the rest in a second run from the first one's file: the same book as one run of all
+    rest = tmp_path / "rest.npz"
+    assert TB.main(["deepen", "--book", str(part), "--depth", "4", "--selectivity", "74",
+                    "--jobs", "1", "-o", str(rest)]) == 0
+    whole = tmp_path / "whole.npz"
+    assert TB.main(["deepen", "--book", str(book.path), "--depth", "4", "--selectivity", "74",
+                    "--jobs", "2", "-o", str(whole)]) == 0
+    a, b = B.load(rest, 0), B.load(whole, 0)
+    for k in ("leaf", "leaf_move", "value", "depth"):
+        assert np.array_equal(getattr(a, k), getattr(b, k)), k
+    assert [s["searched"] for s in a.meta["deepened"]] == [10, len(order) - 10]
+    assert a.meta["deepened"][-1]["left"] == 0
+    # a book move shows the depth of the leaf search its value comes from: all deepened now
+    pos = Position.start().play(parse_move("f5"))
+    assert {m.leaf_depth for m in book.moves(pos, lines=True)} == {2}
+    assert {m.leaf_depth for m in a.moves(pos, lines=True)} == {4}
+    again = tmp_path / "again.npz"
+    assert TB.main(["deepen", "--book", str(rest), "--depth", "4", "--jobs", "1",
+                    "-o", str(again)]) == 0
+    assert B.load(again, 0).meta["deepened"][-1]["searched"] == 0
+
+
+def test_a_malformed_depth_array_is_refused(book, tmp_path):
+    arrays = {k: getattr(book, k) for k in ("P", "O", "value", "leaf", "leaf_move", "games")}
+    path = tmp_path / "deep.npz"
+    B.save(path, dict(arrays, depth=np.full(len(book), 12, np.uint8)), {"rules": 0})
+    assert set(B.load(path).depth.tolist()) == {12}
+    B.save(path, dict(arrays, depth=np.full(len(book), 99, np.uint8)), {"rules": 0})
+    with pytest.raises(B.BookError, match="depth"):
+        B.load(path)

@@ -4,6 +4,7 @@
     othello-book build --rules reversed -o book-reversed.npz     # self-play games only
     othello-book show f5d6c3                                     # a move list from the start
     othello-book learn games.ggf -o book.npz                     # add played games' lines
+    othello-book deepen --depth 20 --seconds 3600 -o book.npz    # deeper leaves, resumable
     othello-book show -- "<64 squares X/O/-> X"                   # a board and the side to move
 
 Building (every step seeded and deterministic):
@@ -29,6 +30,12 @@ searched again, and the negamax runs over the grown tree. A line the engine lost
 valued by searches of the positions the game went through, not only by the search at the
 point where it left the book, so the next game can turn off before the mistake. Deterministic:
 the same book and games give the same file.
+
+Deepening (othello-book deepen): the leaves shallower than --depth are searched again at that
+depth (Multi-ProbCut at --selectivity), the most played positions first, and the negamax runs
+again.  The file records each position's depth, so a run stopped by --seconds (or killed: the
+book so far is written every --save-every seconds) is continued by running the same command on
+its output; the searches are deterministic, so the pieces give the file one run would.
 """
 
 from __future__ import annotations
@@ -39,7 +46,8 @@ import os
 import random
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +56,12 @@ from numba import njit
 
 from engine_server import __version__
 from engine_server.eval import book as B
+from engine_server.eval import mpc as M
 from engine_server.eval.weights import default_weights
 from engine_server.game import PASS, Color, Game, Position, Rules, parse_move, square_name
 from engine_server.game.bitboard import U1, U, legal_moves
 from engine_server.search.alphabeta import SCALE as AB_SCALE
-from engine_server.search.alphabeta import AlphaBeta
+from engine_server.search.alphabeta import SEL_EXACT, SELECTIVITY_PCT, SELECTIVITY_T, AlphaBeta
 
 from .wthor import DEFAULT_WTHOR
 
@@ -138,13 +147,17 @@ def leaving_moves(Ps, Os):
 _WORKER: dict[str, Any] = {}
 
 
-def _leaf_chunk(args: tuple[int, int, np.ndarray, np.ndarray, np.ndarray]
+def _leaf_chunk(args: tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray]
                 ) -> tuple[np.ndarray, np.ndarray]:
-    rules, depth, P, O, masks = args
+    rules, depth, level, P, O, masks = args
     ab = _WORKER.get("ab")
     if ab is None or _WORKER.get("rules") != rules:
-        ab = _WORKER["ab"] = AlphaBeta(default_weights(rules), LEAF_TABLE_BITS)
+        w = default_weights(rules)
+        ab = _WORKER["ab"] = AlphaBeta(w, LEAF_TABLE_BITS)
         _WORKER["rules"] = rules
+        _WORKER["mpc"] = M.shipped(rules, w)
+    margins = None if level == SEL_EXACT else \
+        _WORKER["mpc"].margins(SELECTIVITY_T[level], AB_SCALE)
     values = np.full(P.shape[0], B.LEAF_NONE, np.int16)
     moves = np.full(P.shape[0], B.NO_MOVE, np.int8)
     for i in range(P.shape[0]):
@@ -156,7 +169,7 @@ def _leaf_chunk(args: tuple[int, int, np.ndarray, np.ndarray, np.ndarray]
         # the position's value; a clean table keeps that from reaching the next search.
         ab.clear()
         r = ab.search(Position(int(P[i]), int(O[i]), Color.BLACK, Rules(rules)),
-                      max_depth=depth, moves=only)
+                      max_depth=depth, moves=only, selectivity=level, mpc=margins)
         v = int(round(r.score * AB_SCALE)) * B.SCALE // AB_SCALE
         values[i] = max(-64 * B.SCALE, min(64 * B.SCALE, v))
         moves[i] = -1 if r.move is None else int(r.move)
@@ -164,32 +177,52 @@ def _leaf_chunk(args: tuple[int, int, np.ndarray, np.ndarray, np.ndarray]
 
 
 def leaf_values(P: np.ndarray, O: np.ndarray, masks: np.ndarray, rules: int, depth: int,
-                jobs: int, progress: Any = None) -> tuple[np.ndarray, np.ndarray]:
+                jobs: int, progress: Any = None, level: int = SEL_EXACT,
+                until: float | None = None, chunk: int = 256,
+                on_chunk: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Searches of depth ``depth`` at selectivity ``level`` of the moves ``masks`` of each
+    position: values (``B.SCALE``), moves, and which positions were searched.  Chunks of
+    ``chunk`` positions start in order until ``time.monotonic()`` reaches ``until``; the
+    results are taken in order, so a run cut short has searched a prefix, and ``on_chunk`` is
+    called with the three arrays after each chunk."""
     n = P.shape[0]
-    chunk = 256
-    parts = [(rules, depth, P[s:s + chunk], O[s:s + chunk], masks[s:s + chunk])
-             for s in range(0, n, chunk)]
     values = np.full(n, B.LEAF_NONE, np.int16)
     moves = np.full(n, B.NO_MOVE, np.int8)
-    done = 0
+    searched = np.zeros(n, np.bool_)
+    starts = iter(range(0, n, chunk))
 
-    def take(k: int, got: tuple[np.ndarray, np.ndarray]) -> None:
-        nonlocal done
-        s = k * chunk
-        values[s:s + got[0].shape[0]] = got[0]
-        moves[s:s + got[1].shape[0]] = got[1]
-        done += got[0].shape[0]
+    def part(s: int) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray]:
+        return rules, depth, level, P[s:s + chunk], O[s:s + chunk], masks[s:s + chunk]
+
+    def next_start() -> int | None:
+        if until is not None and time.monotonic() >= until:
+            return None
+        return next(starts, None)
+
+    def take(s: int, got: tuple[np.ndarray, np.ndarray]) -> None:
+        k = got[0].shape[0]
+        values[s:s + k] = got[0]
+        moves[s:s + k] = got[1]
+        searched[s:s + k] = True
         if progress is not None:
-            progress(done, n)
+            progress(int(searched.sum()), n)
+        if on_chunk is not None:
+            on_chunk(values, moves, searched)
 
     if jobs <= 1:
-        for k, part in enumerate(parts):
-            take(k, _leaf_chunk(part))
-    else:
-        with ProcessPoolExecutor(jobs) as ex:
-            for k, got in enumerate(ex.map(_leaf_chunk, parts)):
-                take(k, got)
-    return values, moves
+        while (s := next_start()) is not None:
+            take(s, _leaf_chunk(part(s)))
+        return values, moves, searched
+    with ProcessPoolExecutor(jobs) as ex:
+        pending: deque[tuple[int, Future[tuple[np.ndarray, np.ndarray]]]] = deque()
+        while True:
+            while len(pending) < 2 * jobs and (s := next_start()) is not None:
+                pending.append((s, ex.submit(_leaf_chunk, part(s))))
+            if not pending:
+                break
+            s, fut = pending.popleft()
+            take(s, fut.result())
+    return values, moves, searched
 
 
 # --- the whole build ----------------------------------------------------------------------------
@@ -200,9 +233,9 @@ def grow(arrays: dict[str, np.ndarray], masks: np.ndarray, add_P: np.ndarray,
     """The book ``arrays`` (sorted, without ``value``) with the canonical positions ``add_*``
     merged in: a position already held adds its games, a new one gets a leaf search, and every
     position whose moves out of the book changed (``masks``: those moves before) is searched
-    again.  Returns the arrays, the new masks and which entries are new."""
+    again, at ``leaf_depth``.  Returns the arrays, the new masks and which entries are new."""
     P, O, games = arrays["P"], arrays["O"], arrays["games"].astype(np.int64)
-    leaf, leaf_move = arrays["leaf"], arrays["leaf_move"]
+    leaf, leaf_move, depth = arrays["leaf"], arrays["leaf_move"], arrays[B.DEPTH]
     n_old = P.shape[0]
     keys, inverse = np.unique(np.stack([add_P, add_O], 1), axis=0, return_inverse=True)
     counts = np.zeros(keys.shape[0], np.int64)
@@ -217,20 +250,23 @@ def grow(arrays: dict[str, np.ndarray], masks: np.ndarray, add_P: np.ndarray,
     games = np.concatenate([games, counts[~held]])
     leaf = np.concatenate([leaf, np.full(fresh.shape[0], B.LEAF_NONE, np.int16)])
     leaf_move = np.concatenate([leaf_move, np.full(fresh.shape[0], B.NO_MOVE, np.int8)])
+    depth = np.concatenate([depth, np.full(fresh.shape[0], leaf_depth, np.uint8)])
     new = np.concatenate([np.zeros(n_old, np.bool_), np.ones(fresh.shape[0], np.bool_)])
     order = np.lexsort((O, P))
-    P, O, games, leaf, leaf_move, new = (a[order] for a in (P, O, games, leaf, leaf_move, new))
+    P, O, games, leaf, leaf_move, depth, new = (
+        a[order] for a in (P, O, games, leaf, leaf_move, depth, new))
     new_masks = leaving_moves(P, O)
     old_masks = np.zeros_like(new_masks)
     old_index = np.argsort(order)   # where each entry of the previous arrays went
     old_masks[old_index[:n_old]] = masks
     redo = np.nonzero(new | (new_masks != old_masks))[0]
-    v, m = leaf_values(P[redo], O[redo], new_masks[redo], rules, leaf_depth, jobs, progress)
+    v, m, _ = leaf_values(P[redo], O[redo], new_masks[redo], rules, leaf_depth, jobs, progress)
     leaf[redo] = v
     leaf_move[redo] = m
+    depth[redo] = leaf_depth
     games = np.minimum(games, np.iinfo(np.uint32).max).astype(np.uint32)
-    return ({"P": P, "O": O, "games": games, "leaf": leaf, "leaf_move": leaf_move},
-            new_masks, new)
+    return ({"P": P, "O": O, "games": games, "leaf": leaf, "leaf_move": leaf_move,
+             B.DEPTH: depth}, new_masks, new)
 
 
 def build(P: np.ndarray, O: np.ndarray, games: np.ndarray, rules: int, leaf_depth: int,
@@ -240,13 +276,14 @@ def build(P: np.ndarray, O: np.ndarray, games: np.ndarray, rules: int, leaf_dept
     order = np.lexsort((O, P))
     P, O, games = P[order], O[order], games[order]
     masks = leaving_moves(P, O)
-    leaf, leaf_move = leaf_values(P, O, masks, rules, leaf_depth, jobs, progress)
-    deepen = games >= extend_games
+    leaf, leaf_move, _ = leaf_values(P, O, masks, rules, leaf_depth, jobs, progress)
+    depth = np.full(P.shape[0], leaf_depth, np.uint8)
+    extend_from = games >= extend_games
     for _round in range(extend):
         value = B.negamax(P, O, leaf.astype(np.int64), B.disc_order(P, O))
         new_P: list[int] = []
         new_O: list[int] = []
-        for i in np.nonzero(deepen & (leaf_move >= 0))[0]:
+        for i in np.nonzero(extend_from & (leaf_move >= 0))[0]:
             # the search's move is the position's best: follow it into the book
             if int(leaf[i]) < int(value[i]):
                 continue
@@ -258,17 +295,18 @@ def build(P: np.ndarray, O: np.ndarray, games: np.ndarray, rules: int, leaf_dept
             break
         # positions the book already holds gain no games and no search in grow
         grown, masks, new = grow({"P": P, "O": O, "games": games, "leaf": leaf,
-                                  "leaf_move": leaf_move}, masks, np.array(new_P, np.uint64),
+                                  "leaf_move": leaf_move, B.DEPTH: depth}, masks,
+                                 np.array(new_P, np.uint64),
                                  np.array(new_O, np.uint64), np.zeros(len(new_P), np.uint32),
                                  rules, leaf_depth, jobs, progress)
         P, O, games = grown["P"], grown["O"], grown["games"]
-        leaf, leaf_move = grown["leaf"], grown["leaf_move"]
+        leaf, leaf_move, depth = grown["leaf"], grown["leaf_move"], grown[B.DEPTH]
         if not new.any():
             break
-        deepen = new
+        extend_from = new
     value = B.negamax(P, O, leaf.astype(np.int64), B.disc_order(P, O))
     return {"P": P, "O": O, "value": value.astype(np.int16), "leaf": leaf,
-            "leaf_move": leaf_move, "games": games}
+            "leaf_move": leaf_move, "games": games, B.DEPTH: depth}
 
 
 # --- learning from played games ----------------------------------------------------------------
@@ -318,12 +356,67 @@ def learn(book: B.Book, P: np.ndarray, O: np.ndarray, games: np.ndarray, jobs: i
     new positions searched at the book's leaf depth, the leaves whose moves out of the book
     changed searched again, the negamax run over the whole tree."""
     arrays = {"P": book.P, "O": book.O, "games": book.games, "leaf": book.leaf.copy(),
-              "leaf_move": book.leaf_move.copy()}
+              "leaf_move": book.leaf_move.copy(), B.DEPTH: book.depth.copy()}
     masks = leaving_moves(book.P, book.O)
     grown, _, _ = grow(arrays, masks, P, O, games, book.rules, book.leaf_depth, jobs, progress)
     value = B.negamax(grown["P"], grown["O"], grown["leaf"].astype(np.int64),
                       B.disc_order(grown["P"], grown["O"]))
     return dict(grown, value=value.astype(np.int16))
+
+
+# --- deepening ----------------------------------------------------------------------------------
+
+def deepen_order(book: B.Book, depth: int, min_games: int = 0, limit: int | None = None,
+                 masks: np.ndarray | None = None) -> np.ndarray:
+    """The entries whose leaf search is shallower than ``depth`` (and that some move leaves),
+    reached by at least ``min_games`` games: the most played first, then the earliest; the
+    first ``limit`` of them.  ``masks``: the book's :func:`leaving_moves`, when known."""
+    if masks is None:
+        masks = leaving_moves(book.P, book.O)
+    todo = np.nonzero((masks != 0) & (book.depth < depth)
+                      & (book.games.astype(np.int64) >= min_games))[0]
+    most_first = B.disc_order(book.P, book.O)
+    later = np.empty_like(most_first)
+    later[most_first] = -np.arange(most_first.shape[0])   # smaller: fewer discs
+    key = np.lexsort((later[todo], -book.games[todo].astype(np.int64)))
+    return todo[key][:limit]
+
+
+def deepen(book: B.Book, depth: int, level: int = SEL_EXACT, min_games: int = 0,
+           limit: int | None = None, until: float | None = None, jobs: int = 1,
+           progress: Any = None, checkpoint: Any = None
+           ) -> tuple[dict[str, np.ndarray], int, int]:
+    """``book`` with the leaves of :func:`deepen_order` searched again at ``depth`` and
+    selectivity ``level``, in that order until ``until`` (``time.monotonic()``), and the
+    negamax run again.  ``checkpoint(arrays, searched)`` is offered the book so far after each
+    chunk.  Returns the arrays, the positions searched and those still shallower than
+    ``depth``: a second call goes on where the first stopped (its positions are at ``depth``
+    now)."""
+    masks = leaving_moves(book.P, book.O)
+    every = deepen_order(book, depth, min_games, masks=masks)
+    todo = every[:limit]
+    leaf, leaf_move, d = book.leaf.copy(), book.leaf_move.copy(), book.depth.copy()
+    done = [0]
+
+    def arrays_with(values: np.ndarray, moves: np.ndarray, searched: np.ndarray
+                    ) -> dict[str, np.ndarray]:
+        at = todo[searched]
+        leaf[at] = values[searched]
+        leaf_move[at] = moves[searched]
+        d[at] = depth
+        done[0] = int(searched.sum())
+        value = B.negamax(book.P, book.O, leaf.astype(np.int64), B.disc_order(book.P, book.O))
+        return {"P": book.P, "O": book.O, "games": book.games, "leaf": leaf,
+                "leaf_move": leaf_move, B.DEPTH: d, "value": value.astype(np.int16)}
+
+    def on_chunk(values: np.ndarray, moves: np.ndarray, searched: np.ndarray) -> None:
+        if checkpoint is not None:
+            checkpoint(lambda: arrays_with(values, moves, searched), int(searched.sum()))
+
+    v, m, searched = leaf_values(book.P[todo], book.O[todo], masks[todo], book.rules, depth,
+                                 jobs, progress, level, until, chunk=32, on_chunk=on_chunk)
+    arrays = arrays_with(v, m, searched)
+    return arrays, done[0], int(every.shape[0]) - done[0]
 
 
 # --- show ---------------------------------------------------------------------------------------
@@ -351,16 +444,17 @@ def show(book: B.Book, position: Position) -> str:
         lines.append(f"in the book: value {v:+.2f} discs, {int(book.games[i])} games")
     else:
         lines.append("not in the book")
-    moves = book.moves(position)
+    moves = book.moves(position, lines=True)
     if moves:
-        lines.append(f"{'move':<6}{'value':>8}{'games':>8}  line")
+        lines.append(f"{'move':<6}{'value':>8}{'games':>8}{'depth':>7}  line")
         for m in moves:
-            line = "-".join(square_name(x) for x in book.line(position, m.move))
-            lines.append(f"{square_name(m.move):<6}{m.value:>+8.2f}{m.games:>8}  {line}")
+            line = "-".join(square_name(x) for x in m.line)
+            lines.append(f"{square_name(m.move):<6}{m.value:>+8.2f}{m.games:>8}"
+                         f"{m.leaf_depth:>7}  {line}")
     leaf = book.leaf_of(position)
     if leaf is not None:
         lines.append(f"best move out of the book: {square_name(leaf[0])} {leaf[1]:+.2f} "
-                     f"(depth-{book.leaf_depth} search)")
+                     f"(depth-{int(book.depth[i])} search)")
     choice = book.choose(position)
     lines.append(f"book move: {square_name(choice.move)}" if choice is not None
                  else "book move: none (the search decides)")
@@ -404,6 +498,24 @@ def _parser() -> argparse.ArgumentParser:
     lr.add_argument("--max-ply", type=int, default=None,
                     help="add positions up to this ply (default: the book's own --max-ply)")
     lr.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    dp = sub.add_parser("deepen", help="search a book's leaves again, deeper (resumable)")
+    dp.add_argument("-o", "--out", type=Path, required=True,
+                    help="the deepened book (may be --book itself; written as it goes)")
+    dp.add_argument("--rules", default="standard", choices=["standard", "reversed"])
+    dp.add_argument("--book", type=Path, default=None,
+                    help="the book to deepen (default: the shipped book of the rules)")
+    dp.add_argument("--depth", type=int, default=20)
+    dp.add_argument("--selectivity", type=int, default=74, choices=[*SELECTIVITY_PCT, 100],
+                    help="Multi-ProbCut level of the searches, percent (100: full width)")
+    dp.add_argument("--min-games", type=int, default=0,
+                    help="only positions reached by at least this many games")
+    dp.add_argument("--positions", type=int, default=None,
+                    help="only the first N positions of the order (most played first)")
+    dp.add_argument("--seconds", type=float, default=None,
+                    help="stop starting searches after this long (then run again to go on)")
+    dp.add_argument("--save-every", type=float, default=300.0,
+                    help="seconds between the writes of the book so far")
+    dp.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     s = sub.add_parser("show", help="the book's moves for a position")
     s.add_argument("position", nargs="+",
                    help="moves from the start (f5d6c3) or 64 squares X/O/- and the side")
@@ -491,12 +603,64 @@ def _learn(args: argparse.Namespace) -> int:
     return 0
 
 
+def _deepen(args: argparse.Namespace, argv: list[str]) -> int:
+    rules = int(Rules.parse(args.rules))
+    t0 = time.monotonic()
+    try:
+        book = B.load(args.book or B.default_path(rules), rules)
+    except B.BookError as e:
+        print(f"othello-book deepen: {e}", file=sys.stderr)
+        return 2
+    if not 1 <= args.depth <= 60:
+        print(f"othello-book deepen: --depth {args.depth} is not 1..60", file=sys.stderr)
+        return 2
+    level = SEL_EXACT if args.selectivity == 100 else SELECTIVITY_PCT.index(args.selectivity)
+    step = {"depth": args.depth, "selectivity": args.selectivity, "min_games": args.min_games,
+            "command": "othello-book " + " ".join(argv)}
+    earlier = list(book.meta.get("deepened", []))
+    meta = dict(book.meta)
+    meta.pop("format", None)
+    meta.pop("positions", None)
+    last = [t0, t0]
+
+    def write(arrays: dict[str, np.ndarray], searched: int, left: int) -> None:
+        steps = earlier + [dict(step, searched=searched, left=left,
+                                seconds=round(time.monotonic() - t0, 1))]
+        tmp = args.out.with_name(args.out.name + ".tmp")
+        B.save(tmp, arrays, dict(meta, deepened=steps))
+        os.replace(tmp, args.out)   # a run killed while writing leaves the last good file
+
+    todo = deepen_order(book, args.depth, args.min_games).shape[0]
+
+    def progress(done: int, total: int) -> None:
+        if time.monotonic() - last[0] > 10 or done == total:
+            last[0] = time.monotonic()
+            print(f"  leaves {done}/{total} ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
+
+    def checkpoint(arrays: Any, searched: int) -> None:
+        if time.monotonic() - last[1] >= args.save_every:
+            last[1] = time.monotonic()
+            write(arrays(), searched, todo - searched)
+
+    until = None if args.seconds is None else t0 + args.seconds
+    arrays, searched, left = deepen(book, args.depth, level, args.min_games, args.positions,
+                                    until, args.jobs, progress, checkpoint)
+    write(arrays, searched, left)
+    print(json.dumps(dict(step, searched=searched, left=left,
+                          positions=int(arrays["P"].shape[0]),
+                          seconds=round(time.monotonic() - t0, 1),
+                          bytes=args.out.stat().st_size)), file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.cmd == "build":
         return _build(args)
     if args.cmd == "learn":
         return _learn(args)
+    if args.cmd == "deepen":
+        return _deepen(args, sys.argv[1:] if argv is None else argv)
     rules = Rules.parse(args.rules)
     try:
         book = B.load(args.book or B.default_path(int(rules)), int(rules))

@@ -9,7 +9,9 @@ side-relative ``(mover, other)`` bitboard pair, the same canonical form as
 * ``leaf``: the value of the best move that does *not* lead to another book position, from a
   search of those moves alone (``LEAF_NONE`` when every move stays in the book), and that move;
 * ``value``: the negamax over the stored tree, ``max(leaf, -value(child))`` over the children
-  that are book positions (a child where the opponent must pass counts with its own sign).
+  that are book positions (a child where the opponent must pass counts with its own sign);
+* ``depth`` (optional): the depth of the search behind ``leaf``; without it every position's
+  is the header's ``leaf_depth``.
 
 Values are in quarter discs (``SCALE``), the side to move's view.  Moves are never stored: the
 children of a position are found by playing each legal move and looking the result up, so a
@@ -46,6 +48,7 @@ DATA_DIR = Path(__file__).parent / "data"
 FILES = {0: "book-standard.npz", 1: "book-reversed.npz"}
 ARRAYS = {"P": np.uint64, "O": np.uint64, "value": np.int16, "leaf": np.int16,
           "leaf_move": np.int8, "games": np.uint32}
+DEPTH = "depth"            # the optional array: each position's leaf search depth (uint8)
 
 
 class BookError(ValueError):
@@ -166,7 +169,8 @@ class BookMove:
     move: int
     value: float        # discs, the mover's view (negamax through the book)
     games: int          # games of the source that played it (0: added by the builder)
-    leaf_depth: int     # depth of the searches at the book's leaves
+    leaf_depth: int     # depth of the leaf search behind the value: of the position the move
+    #                     leads to, or with ``line``, of the position where the line ends
     line: tuple[int, ...] = ()   # the move and the book's best line after it, when asked
 
 
@@ -194,6 +198,8 @@ class Book:
         self.path = path
         self.rules = int(meta["rules"])
         self.leaf_depth = int(meta.get("leaf_depth", 0))
+        d = arrays.get(DEPTH)
+        self.depth = d if d is not None else np.full(len(self.P), self.leaf_depth, np.uint8)
         self._idx = np.empty(64, np.int64)
         self._sign = np.empty(64, np.int64)
         self._lock = threading.Lock()
@@ -226,11 +232,23 @@ class Book:
             c = int(idx[sq])
             if c >= 0:
                 out.append(BookMove(sq, float(self.value[c]) * int(sign[sq]) / SCALE,
-                                    int(self.games[c]), self.leaf_depth))
+                                    int(self.games[c]), int(self.depth[c])))
         out.sort(key=lambda m: (-m.value, -m.games, m.move))
         if lines:
-            out = [replace(m, line=tuple(self.line(position, m.move))) for m in out]
+            out = [self._with_line(position, m) for m in out]
         return out
+
+    def _with_line(self, position: Position, m: BookMove) -> BookMove:
+        # The value of a move comes from the leaf search where its book line ends: show the
+        # depth of that search.
+        full = self.line(position, m.move, 60)
+        end = position
+        for x in full:
+            end = end.play(x)
+        j = self.index(end)
+        depth = int(self.depth[j]) if j >= 0 and int(self.leaf[j]) != LEAF_NONE \
+            else m.leaf_depth
+        return replace(m, line=tuple(full[:12]), leaf_depth=depth)
 
     def leaf_of(self, position: Position) -> tuple[int, float] | None:
         """The best move leaving the book from ``position`` and its searched value, if any."""
@@ -283,6 +301,8 @@ def save(path: str | Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]) 
     # Any: numpy's stub types savez's keywords as arrays or its own allow_pickle flag
     out: dict[str, Any] = {k: np.ascontiguousarray(arrays[k][order], dtype=t)
                            for k, t in ARRAYS.items()}
+    if DEPTH in arrays:
+        out[DEPTH] = np.ascontiguousarray(arrays[DEPTH][order], dtype=np.uint8)
     header = dict(meta, format=FORMAT, positions=int(order.shape[0]))
     out["meta"] = np.frombuffer(json.dumps(header, sort_keys=True).encode(), np.uint8)
     with open(path, "wb") as f:
@@ -317,6 +337,11 @@ def load(path: str | Path, rules: int | None = None) -> Book:
         if a is None or a.dtype != np.dtype(t) or a.ndim != 1 or a.shape[0] != n:
             raise BookError(f"{path}: array {k!r} is missing or malformed")
         arrays[k] = a
+    d = data.get(DEPTH)
+    if d is not None:
+        if d.dtype != np.uint8 or d.ndim != 1 or d.shape[0] != n or np.any(d > 60):
+            raise BookError(f"{path}: array {DEPTH!r} is malformed")
+        arrays[DEPTH] = d
     P, O = arrays["P"], arrays["O"]
     if n and (np.any(P[1:] < P[:-1]) or np.any((P[1:] == P[:-1]) & (O[1:] <= O[:-1]))):
         raise BookError(f"{path}: positions are not sorted and unique")
@@ -354,6 +379,6 @@ def shipped(rules: int) -> Book | None:
     return got if isinstance(got, Book) else None
 
 
-__all__ = ["Book", "BookError", "BookMove", "LEAF_NONE", "NO_MOVE", "SCALE", "canonical",
+__all__ = ["DEPTH", "Book", "BookError", "BookMove", "LEAF_NONE", "NO_MOVE", "SCALE", "canonical",
            "canonical_many", "child_key", "children", "default_path", "disc_order", "find",
            "load", "negamax", "save", "shipped"]
