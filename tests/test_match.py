@@ -814,3 +814,34 @@ def test_course_staff_play_a_folder_of_submissions_by_glob_and_resume(tmp_path, 
     assert "3/3 games" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         cli_main([f"cs303:{tmp_path}/none/*.py", "agent:random", "--out", str(tmp_path / "x")])
+
+
+def test_an_in_process_agent_loads_its_kernels_before_its_first_game_on_a_throwaway_agent(
+        monkeypatch):
+    import engine_server.agents as A
+    from clients.match.players.agent import AgentPlayer
+    from engine_server.game import Color
+    from engine_server.search.limits import Limits
+
+    made = []
+    real = A.make_agent
+
+    def counting(spec, **kw):
+        made.append(spec)
+        return real(spec, **kw)
+
+    monkeypatch.setattr(A, "make_agent", counting)
+    monkeypatch.setattr(AgentPlayer, "_warmed", set())
+    tc = TimeControl(move_time=0.05)
+    first = AgentPlayer(PlayerSpec.parse("agent:random"), tc)
+    first.new_game(Game(), Color.BLACK, 7)
+    assert len(made) == 2          # the game's agent and the one warmed
+    second = AgentPlayer(PlayerSpec.parse("agent:random"), tc)
+    second.new_game(Game(), Color.WHITE, 7)
+    assert len(made) == 3          # once per process and spec
+    # the game's agent plays the moves of an agent that no warm-up touched
+    fresh = real("random", seed=7)
+    pos = Game().position
+    got = [first.agent.search(pos, Limits(iterations=1)).best_move for _ in range(12)]
+    want = [fresh.search(pos, Limits(iterations=1)).best_move for _ in range(12)]
+    assert got == want

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import traceback
 
@@ -13,6 +14,11 @@ from .base import Player, PlayerCrash, PlayerProtocolError, PlayerSpec, Reply, T
 
 
 class AgentPlayer(Player):
+    # The specs whose kernels this process has loaded: the first search of a process loads
+    # (or compiles) them, seconds that would otherwise fall on a game's clock.
+    _warmed: set[str] = set()
+    _warm_lock = threading.Lock()
+
     def __init__(self, spec: PlayerSpec, tc: TimeControl):
         super().__init__(spec, tc)
         self.agent = None
@@ -24,9 +30,24 @@ class AgentPlayer(Player):
 
         try:
             self.agent = make_agent(self.spec.target, seed=seed)
+            self._warm_up(game, seed)
         except Exception as e:  # an agent that cannot be built loses like a crashed engine
             raise PlayerCrash(f"agent construction failed: {e}") from e
         self.synced = 0
+
+    def _warm_up(self, game: Game, seed: int) -> None:
+        # A short search of a throwaway agent, before the clock runs: the game's agent keeps
+        # its seeded stream and its tree untouched.
+        from engine_server.agents import make_agent
+
+        with AgentPlayer._warm_lock:
+            if self.spec.target in AgentPlayer._warmed:
+                return
+            pos = game.position
+            if not pos.is_game_over():
+                make_agent(self.spec.target, seed=seed).search(
+                    pos, Limits(iterations=30, analysis=True))
+            AgentPlayer._warmed.add(self.spec.target)
 
     def _limits(self, turn: Turn, t0: float) -> Limits:
         limits = Limits(playouts=self.tc.playouts)
