@@ -495,3 +495,12 @@ def test_a_malformed_depth_array_is_refused(book, tmp_path):
     B.save(path, dict(arrays, depth=np.full(len(book), 99, np.uint8)), {"rules": 0})
     with pytest.raises(B.BookError, match="depth"):
         B.load(path)
+
+
+def test_deepening_refuses_a_missing_book_and_a_depth_off_the_board(book, tmp_path, capsys):
+    out = tmp_path / "out.npz"
+    assert TB.main(["deepen", "--book", str(tmp_path / "none.npz"), "-o", str(out)]) == 2
+    assert "othello-book deepen: " in capsys.readouterr().err
+    assert TB.main(["deepen", "--book", str(book.path), "--depth", "61", "-o", str(out)]) == 2
+    assert "--depth 61" in capsys.readouterr().err
+    assert not out.exists()

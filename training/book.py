@@ -524,6 +524,28 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _progress(t0: float) -> Any:
+    """A progress callback for the leaf searches: a line to stderr every 10 s and at the end."""
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        if time.monotonic() - last[0] > 10 or done == total:
+            last[0] = time.monotonic()
+            print(f"  leaves {done}/{total} ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
+
+    return progress
+
+
+def _load_book(args: argparse.Namespace, rules: int) -> B.Book | None:
+    """The book of ``--book`` (default: the shipped one of ``rules``); None after saying why
+    it cannot be used."""
+    try:
+        return B.load(args.book or B.default_path(rules), rules)
+    except B.BookError as e:
+        print(f"othello-book {args.cmd}: {e}", file=sys.stderr)
+        return None
+
+
 def _build(args: argparse.Namespace) -> int:
     rules = int(Rules.parse(args.rules))
     t0 = time.monotonic()
@@ -539,13 +561,7 @@ def _build(args: argparse.Namespace) -> int:
     keep = counts >= args.min_games
     print(f"{int(keep.sum())} positions of {P.shape[0]} reached by >= {args.min_games} games "
           f"({time.monotonic() - t0:.0f} s)", file=sys.stderr)
-    last = [0.0]
-
-    def progress(done: int, total: int) -> None:
-        if time.monotonic() - last[0] > 10 or done == total:
-            last[0] = time.monotonic()
-            print(f"  leaves {done}/{total} ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
-
+    progress = _progress(t0)
     arrays = build(P[keep], O[keep], counts[keep], rules, args.leaf_depth, args.extend,
                    args.extend_games, args.jobs, progress)
     meta = {"rules": rules, "source": source, "max_ply": args.max_ply,
@@ -563,10 +579,8 @@ def _build(args: argparse.Namespace) -> int:
 def _learn(args: argparse.Namespace) -> int:
     rules = int(Rules.parse(args.rules))
     t0 = time.monotonic()
-    try:
-        book = B.load(args.book or B.default_path(rules), rules)
-    except B.BookError as e:
-        print(f"othello-book learn: {e}", file=sys.stderr)
+    book = _load_book(args, rules)
+    if book is None:
         return 2
     max_ply = int(args.max_ply if args.max_ply is not None else book.meta.get("max_ply", 24))
     texts = []
@@ -581,13 +595,7 @@ def _learn(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"othello-book learn: {e}", file=sys.stderr)
         return 2
-    last = [0.0]
-
-    def progress(done: int, total: int) -> None:
-        if time.monotonic() - last[0] > 10 or done == total:
-            last[0] = time.monotonic()
-            print(f"  leaves {done}/{total} ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
-
+    progress = _progress(t0)
     arrays = learn(book, P, O, counts, args.jobs, progress)
     learned = list(book.meta.get("learned", []))
     learned.append({"games": n_games, "positions": int(P.shape[0]),
@@ -606,10 +614,8 @@ def _learn(args: argparse.Namespace) -> int:
 def _deepen(args: argparse.Namespace, argv: list[str]) -> int:
     rules = int(Rules.parse(args.rules))
     t0 = time.monotonic()
-    try:
-        book = B.load(args.book or B.default_path(rules), rules)
-    except B.BookError as e:
-        print(f"othello-book deepen: {e}", file=sys.stderr)
+    book = _load_book(args, rules)
+    if book is None:
         return 2
     if not 1 <= args.depth <= 60:
         print(f"othello-book deepen: --depth {args.depth} is not 1..60", file=sys.stderr)
@@ -621,7 +627,8 @@ def _deepen(args: argparse.Namespace, argv: list[str]) -> int:
     meta = dict(book.meta)
     meta.pop("format", None)
     meta.pop("positions", None)
-    last = [t0, t0]
+    last = [t0]
+    progress = _progress(t0)
 
     def write(arrays: dict[str, np.ndarray], searched: int, left: int) -> None:
         steps = earlier + [dict(step, searched=searched, left=left,
@@ -632,14 +639,9 @@ def _deepen(args: argparse.Namespace, argv: list[str]) -> int:
 
     todo = deepen_order(book, args.depth, args.min_games).shape[0]
 
-    def progress(done: int, total: int) -> None:
-        if time.monotonic() - last[0] > 10 or done == total:
-            last[0] = time.monotonic()
-            print(f"  leaves {done}/{total} ({time.monotonic() - t0:.0f} s)", file=sys.stderr)
-
     def checkpoint(arrays: Any, searched: int) -> None:
-        if time.monotonic() - last[1] >= args.save_every:
-            last[1] = time.monotonic()
+        if time.monotonic() - last[0] >= args.save_every:
+            last[0] = time.monotonic()
             write(arrays(), searched, todo - searched)
 
     until = None if args.seconds is None else t0 + args.seconds
