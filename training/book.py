@@ -34,8 +34,8 @@ the same book and games give the same file.
 Deepening (othello-book deepen): the leaves shallower than --depth are searched again at that
 depth (Multi-ProbCut at --selectivity), the most played positions first, and the negamax runs
 again.  The file records each position's depth, so a run stopped by --seconds (or killed: the
-book so far is written every --save-every seconds) is continued by running the same command on
-its output; the searches are deterministic, so the pieces give the file one run would.
+book so far is written every --save-every seconds) is continued by running it again with
+--book set to its output; the searches are deterministic, so the pieces give the file one run would.
 """
 
 from __future__ import annotations
@@ -375,10 +375,8 @@ def deepen_order(book: B.Book, depth: int, min_games: int = 0, limit: int | None
         masks = leaving_moves(book.P, book.O)
     todo = np.nonzero((masks != 0) & (book.depth < depth)
                       & (book.games.astype(np.int64) >= min_games))[0]
-    most_first = B.disc_order(book.P, book.O)
-    later = np.empty_like(most_first)
-    later[most_first] = -np.arange(most_first.shape[0])   # smaller: fewer discs
-    key = np.lexsort((later[todo], -book.games[todo].astype(np.int64)))
+    discs = np.bitwise_count(book.P[todo] | book.O[todo])
+    key = np.lexsort((discs, -book.games[todo].astype(np.int64)))
     return todo[key][:limit]
 
 
@@ -388,15 +386,14 @@ def deepen(book: B.Book, depth: int, level: int = SEL_EXACT, min_games: int = 0,
            ) -> tuple[dict[str, np.ndarray], int, int]:
     """``book`` with the leaves of :func:`deepen_order` searched again at ``depth`` and
     selectivity ``level``, in that order until ``until`` (``time.monotonic()``), and the
-    negamax run again.  ``checkpoint(arrays, searched)`` is offered the book so far after each
-    chunk.  Returns the arrays, the positions searched and those still shallower than
-    ``depth``: a second call goes on where the first stopped (its positions are at ``depth``
-    now)."""
+    negamax run again.  ``checkpoint(arrays, searched, left)`` is offered the book so far (a
+    function that makes it) after each chunk.  Returns the arrays, the positions searched and
+    those still shallower than ``depth``: a second call goes on where the first stopped (its
+    positions are at ``depth`` now)."""
     masks = leaving_moves(book.P, book.O)
     every = deepen_order(book, depth, min_games, masks=masks)
     todo = every[:limit]
     leaf, leaf_move, d = book.leaf.copy(), book.leaf_move.copy(), book.depth.copy()
-    done = [0]
 
     def arrays_with(values: np.ndarray, moves: np.ndarray, searched: np.ndarray
                     ) -> dict[str, np.ndarray]:
@@ -404,19 +401,20 @@ def deepen(book: B.Book, depth: int, level: int = SEL_EXACT, min_games: int = 0,
         leaf[at] = values[searched]
         leaf_move[at] = moves[searched]
         d[at] = depth
-        done[0] = int(searched.sum())
         value = B.negamax(book.P, book.O, leaf.astype(np.int64), B.disc_order(book.P, book.O))
         return {"P": book.P, "O": book.O, "games": book.games, "leaf": leaf,
                 "leaf_move": leaf_move, B.DEPTH: d, "value": value.astype(np.int16)}
 
     def on_chunk(values: np.ndarray, moves: np.ndarray, searched: np.ndarray) -> None:
         if checkpoint is not None:
-            checkpoint(lambda: arrays_with(values, moves, searched), int(searched.sum()))
+            done = int(searched.sum())
+            checkpoint(lambda: arrays_with(values, moves, searched), done,
+                       int(every.shape[0]) - done)
 
     v, m, searched = leaf_values(book.P[todo], book.O[todo], masks[todo], book.rules, depth,
                                  jobs, progress, level, until, chunk=32, on_chunk=on_chunk)
-    arrays = arrays_with(v, m, searched)
-    return arrays, done[0], int(every.shape[0]) - done[0]
+    done = int(searched.sum())
+    return arrays_with(v, m, searched), done, int(every.shape[0]) - done
 
 
 # --- show ---------------------------------------------------------------------------------------
@@ -637,12 +635,10 @@ def _deepen(args: argparse.Namespace, argv: list[str]) -> int:
         B.save(tmp, arrays, dict(meta, deepened=steps))
         os.replace(tmp, args.out)   # a run killed while writing leaves the last good file
 
-    todo = deepen_order(book, args.depth, args.min_games).shape[0]
-
-    def checkpoint(arrays: Any, searched: int) -> None:
+    def checkpoint(arrays: Any, searched: int, left: int) -> None:
         if time.monotonic() - last[0] >= args.save_every:
             last[0] = time.monotonic()
-            write(arrays(), searched, todo - searched)
+            write(arrays(), searched, left)
 
     until = None if args.seconds is None else t0 + args.seconds
     arrays, searched, left = deepen(book, args.depth, level, args.min_games, args.positions,
