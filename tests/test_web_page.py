@@ -706,12 +706,29 @@ def low_contrast(page: Any, limit: float = 4.5) -> list[str]:
     return list(page.evaluate(CONTRAST_JS, limit))
 
 
+# What the style sheet can tell two buttons apart by: their classes, whether one is the move
+# shown and whether it is disabled (the move list's rules select on nothing else).
+BUTTON_LOOK_JS = """els => els.map(e => e.classList.contains('mv')
+    ? ['mv', [...e.classList].sort().join(' '), e.getAttribute('aria-current'), e.disabled]
+      .join('|')
+    : null)"""
+
+
 def check_every_state(page: Any, where: str) -> list[str]:
-    """The page as it is, then each button (moves included) under the pointer."""
+    """The page as it is, then each button under the pointer: every control, and one move of
+    each look (a game's sixty moves in the list share a handful of looks, and each hover
+    measures the whole page)."""
     bad = [f"{where}: {b}" for b in low_contrast(page)]
     buttons = page.locator("button:not(.sq):visible")
+    looks = buttons.evaluate_all(BUTTON_LOOK_JS)
+    seen: set[str] = set()
     for i in range(buttons.count()):
         b = buttons.nth(i)
+        look = looks[i] if i < len(looks) else None
+        if look is not None:
+            if look in seen:
+                continue
+            seen.add(look)
         if not b.is_visible():
             continue
         b.hover()
