@@ -725,12 +725,10 @@ def check_every_state(page: Any, where: str) -> list[str]:
     for i in range(buttons.count()):
         b = buttons.nth(i)
         look = looks[i] if i < len(looks) else None
-        if look is not None:
-            if look in seen:
-                continue
-            seen.add(look)
-        if not b.is_visible():
+        if look in seen or not b.is_visible():
             continue
+        if look is not None:
+            seen.add(look)
         b.hover()
         label = (b.text_content() or "").strip()
         bad += [f"{where}, {label!r} hovered: {x}" for x in low_contrast(page)]
