@@ -408,16 +408,25 @@ class Churn(threading.Thread):
                 self.n += 1
                 begun = sv.begun if sv is not None else 0
                 before = (Counter(self.unanswered), list(self.unexpected), self.unexpected_n)
+                outcomes = self._outcomes()
                 getattr(self, "_" + kind.replace("-", "_"))(kind)
                 if sv is not None and (sv.begun != begun or not sv.up.is_set()):
                     # Its life overlapped a restart: a plain client cannot outlive one.
                     self.overlapped += 1
                     if self.unanswered != before[0] or self.unexpected_n != before[2]:
+                        # Counted as cut only: its second half may have ended well (a
+                        # first command lost with the old server, a fresh board from the
+                        # new one), and it must not count as that outcome too.
                         self.cut[kind] += 1
                         self.unanswered, self.unexpected, self.unexpected_n = before
+                        self.resumed, self.expired_told, self.fresh_after_plain_reconnect = \
+                            outcomes
                 self.stop.wait(self.pause)
         except Exception as e:
             self.error = f"{type(e).__name__}: {e}"
+
+    def _outcomes(self) -> tuple[int, int, int]:
+        return self.resumed, self.expired_told, self.fresh_after_plain_reconnect
 
     def _own_id(self) -> bytes:
         return f"churn-{self.index}-{self.n}-{os.getpid()}".encode()
