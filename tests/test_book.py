@@ -504,3 +504,38 @@ def test_deepening_refuses_a_missing_book_and_a_depth_off_the_board(book, tmp_pa
     assert TB.main(["deepen", "--book", str(book.path), "--depth", "61", "-o", str(out)]) == 2
     assert "--depth 61" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_fit_can_take_the_books_positions_labelled_by_their_negamax_values(book_file, book,
+                                                                            tmp_path, capsys):
+    from engine_server.eval import weights as wts
+    from engine_server.eval.features import WEIGHT_SCALE
+    from training import cli, fit, patterns
+
+    d = patterns.book_dataset(book_file, 0)
+    assert len(d) == len(book)
+    assert np.array_equal(d.empties, 64 - np.bitwise_count(book.P | book.O))
+    for i in range(0, len(book), max(1, len(book) // 25)):
+        p = Position(int(book.P[i]), int(book.O[i]), side=0)   # the mover as black
+        assert d.target[i] == d.value[i] == book.entry_value(p)
+
+    out = tmp_path / "w.npz"
+    assert cli.main(["patterns", "--no-wthor", "--book", str(book_file), "--iterations", "10",
+                     "--work", str(tmp_path / "work"), "--out", str(out)]) == 0
+    w, meta = wts.load(out, 0)
+    assert meta["data"][0].startswith(f"book {book_file}")
+    # the fitted evaluation follows the book's values better than a constant does
+    stage = np.minimum((60 - d.empties.astype(np.int64)) // 4, len(w) - 1)
+    pred = np.zeros(len(d))
+    for s in np.unique(stage):
+        rows = np.nonzero(stage == s)[0]
+        p = np.zeros(len(rows))
+        fit.predict(fit.features_of(d.P[rows], d.O[rows]), w[s].astype(np.float64) / WEIGHT_SCALE,
+                    p)
+        pred[rows] = p
+    assert np.mean(np.abs(pred - d.target)) < 0.8 * np.mean(np.abs(d.target - d.target.mean()))
+
+    # a book of the other rules is refused, naming the file
+    assert cli.main(["patterns", "--rules", "reversed", "--book", str(book_file),
+                     "--work", str(tmp_path / "work"), "--out", str(tmp_path / "r.npz")]) == 2
+    assert "book.npz" in capsys.readouterr().err and not (tmp_path / "r.npz").exists()

@@ -10,6 +10,7 @@
     othello-train patterns --wthor-search 4      # WTHOR positions relabelled by searches
     othello-train patterns --save-state S ...    # ... keeping what the fit learnt, and later
     othello-train patterns --prior S --no-wthor --data NEW   # adding new data to it
+    othello-train patterns --prior S --no-wthor --book FILE  # ... e.g. the book's values
 
 Every step is seeded; data sets are cached in --work so an interrupted run resumes.
 """
@@ -57,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="what --data positions are fitted to: the game's final margin "
                         "(target), the search value found there (value), or W*value + "
                         "(1-W)*target (mix:W)")
+    t.add_argument("--book", type=Path, action="append", default=[], metavar="FILE",
+                   help="add the positions of this opening book (othello-book), each "
+                        "labelled by its negamax value through the book (repeatable)")
     t.add_argument("--wthor-search", type=int, default=0, metavar="DEPTH",
                    help="relabel the WTHOR positions above --solve-empties with full-width "
                         "searches of this depth (0: keep the game outcomes); --wthor-label "
@@ -187,6 +191,16 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         parts.append(label(d))
         sources.append(f"self-play {directory} ({len(d)} positions, label {args.label})")
+    for path in args.book:
+        from engine_server.eval.book import BookError
+
+        try:
+            d = patterns.book_dataset(path, rules)
+        except BookError as e:
+            print(f"othello-train: --book {e}", file=sys.stderr)
+            return 2
+        parts.append(d)
+        sources.append(f"book {path} ({len(d)} positions, label: negamax value)")
     if not parts and not args.selfplay:
         print("othello-train: no data (reversed rules need --selfplay N or --data DIR)",
               file=sys.stderr)

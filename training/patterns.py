@@ -98,6 +98,21 @@ def label_games(pos: wthor.Positions, final: np.ndarray, early: np.ndarray | Non
     return np.where(pos.black, black_target, -black_target).astype(np.int8)
 
 
+def book_dataset(path: Path, rules: int) -> Dataset:
+    """The positions of an opening book (``othello-book``), each labelled by its negamax value
+    through the book. That value backs the expert lines up from their leaf searches, taking at
+    each position the better of the best move out of the book and the book's own moves: a
+    label for the first third of the game that no single search of the evaluation gives
+    (docs/evaluation.md, "The book's values as labels")."""
+    from engine_server.eval.book import SCALE, load
+
+    b = load(path, rules)
+    value = b.value.astype(np.float32) / SCALE
+    empties = (64 - np.bitwise_count(b.P | b.O)).astype(np.int8)
+    # one "game" per position: the fit holds out every HOLDOUT-th of them and reports its error
+    return Dataset(b.P.copy(), b.O.copy(), empties, value, np.arange(len(value)), value.copy())
+
+
 def wthor_dataset(directory: Path, cache: Path, solve_empties: int = 14, threads: int = 2,
                   limit: int | None = None, log=print) -> Dataset:
     """The labelled WTHOR positions (cached in ``cache``: a second run reuses them)."""
@@ -279,5 +294,5 @@ def plot_report(report: list[dict], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-__all__ = ["Dataset", "wthor_dataset", "relabel", "train", "train_with_state", "plot_report",
-           "label_games", "REVERSED"]
+__all__ = ["Dataset", "book_dataset", "wthor_dataset", "relabel", "train", "train_with_state",
+           "plot_report", "label_games", "REVERSED"]
