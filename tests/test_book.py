@@ -539,3 +539,13 @@ def test_a_fit_can_take_the_books_positions_labelled_by_their_negamax_values(boo
     assert cli.main(["patterns", "--rules", "reversed", "--book", str(book_file),
                      "--work", str(tmp_path / "work"), "--out", str(tmp_path / "r.npz")]) == 2
     assert "book.npz" in capsys.readouterr().err and not (tmp_path / "r.npz").exists()
+
+
+def test_a_board_whose_canonical_bitboards_pass_2_to_the_63_is_looked_up_after_a_small_one():
+    book = B.shipped(0)
+    assert book.index(Game().position) >= 0     # small bitboards first, as in a game
+    # a held-out WTHOR position (27 empties): its canonical O has the top bit set
+    p = Position(72633850271629312, 18229710240325083136, side=0)
+    cP, cO, _ = B.canonical(*p.bitboards())
+    assert cO >= 1 << 63 > cP
+    assert book.index(p) == -1 and book.entry_value(p) is None and book.leaf_of(p) is None

@@ -211,7 +211,9 @@ class Book:
         """The entry of ``position`` (side to move's view), or -1."""
         P, O = position.bitboards()
         cP, cO, _ = canonical(P, O)
-        return int(find(self.P, self.O, cP, cO))
+        # canonical's tuple comes back as Python ints: typed again as uint64, or a board above
+        # 2**63 meets the int64 version of find that a smaller one compiled first (OverflowError)
+        return int(find(self.P, self.O, np.uint64(cP), np.uint64(cO)))
 
     def entry_value(self, position: Position) -> float | None:
         i = self.index(position)
