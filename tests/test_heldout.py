@@ -50,6 +50,26 @@ def test_positions_come_from_held_out_games_only():
         p.bitboards() for p in H.heldout_positions(sample, 8, 3, 15, 40)]
 
 
+def test_positions_outside_the_book_are_the_others_of_the_same_draw(tmp_path, capsys):
+    from engine_server.eval import book as B
+
+    book = B.shipped(0)
+    sample = data_file("wthor-sample.wtb")
+    # as many positions as the sample has held-out games: both draws go through all of them
+    every = H.heldout_positions(sample, 15, 3, 44, 56)
+    outside = H.heldout_positions(sample, 15, 3, 44, 56, skip=lambda p: book.index(p) >= 0)
+    inside = [p for p in every if book.index(p) >= 0]
+    assert inside and outside      # the sample's early positions are partly book positions
+    assert outside == [p for p in every if book.index(p) < 0]
+
+    assert train_main(["heldout", "--wthor", str(sample), "--positions", "3", "--depth", "4",
+                       "--min-empties", "36", "--max-empties", "56", "--outside-book",
+                       "--threads", "1", "--work", str(tmp_path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["positions"] == 3 and report["data"].endswith("outside the book "
+                                                                 "book-standard.npz")
+
+
 @pytest.mark.slow  # two runs of the command and a plot
 def test_the_command_writes_a_reproducible_report_with_a_plot(tmp_path):
     sample = data_file("wthor-sample.wtb")
@@ -68,8 +88,10 @@ def test_the_command_writes_a_reproducible_report_with_a_plot(tmp_path):
     assert total["mae_depth0"] >= 0 and total["mae_depth2"] >= 0
 
 
-def test_bad_empties_are_refused():
+def test_bad_empties_and_a_label_shallower_than_the_scored_depths_are_refused(capsys):
     assert train_main(["heldout", "--min-empties", "30", "--max-empties", "20"]) == 2
+    assert train_main(["heldout", "--depth", "2"]) == 2
+    assert "--depth 2" in capsys.readouterr().err
 
 
 def test_two_evaluations_are_judged_by_the_same_labels(tmp_path):

@@ -42,9 +42,11 @@ SHALLOW = (0, 2, 4)   # the depths scored against the label
 BUCKET = 5            # empties per row of the report
 
 
-def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empties: int
-                      ) -> list[Position]:
-    """``n`` positions of held-out WTHOR games, one per drawn game, side to move not passing."""
+def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empties: int,
+                      skip: Callable[[Position], bool] | None = None) -> list[Position]:
+    """``n`` positions of held-out WTHOR games, one per drawn game, side to move not passing;
+    a game whose drawn position ``skip`` refuses gives none (e.g. a book position, which the
+    engine plays from its book without evaluating it)."""
     from .wthor import read_dir, read_file
 
     games = read_file(wthor) if wthor.is_file() else read_dir(wthor)
@@ -66,7 +68,8 @@ def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empt
         except ValueError:
             continue   # an illegal record
         p = game.position
-        if p.empties == target and not p.must_pass() and not p.is_game_over():
+        if p.empties == target and not p.must_pass() and not p.is_game_over() \
+                and not (skip is not None and skip(p)):
             out.append(p)
     return out
 
@@ -360,6 +363,9 @@ def add_parser(sub: Any) -> None:
                    help="with --judge: the judge values every move (at --depth) and the report "
                         "adds each search depth's regret, the judge's value lost by the move "
                         "our search ranks first")
+    h.add_argument("--outside-book", action="store_true",
+                   help="only positions the package's opening book for the rules does not "
+                        "hold: those the engine evaluates in play")
     h.add_argument("--threads", type=int, default=2)
     h.add_argument("--seed", type=int, default=7)
     h.add_argument("--work", type=Path, default=Path("build/train"),
@@ -379,6 +385,10 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         print("othello-train heldout: need 1 <= --min-empties <= --max-empties <= 59",
               file=sys.stderr)
         return 2
+    if args.judge is None and args.depth < max(SHALLOW):
+        print(f"othello-train heldout: --depth {args.depth}: our own label must be at least as "
+              f"deep as the depths it scores ({', '.join(map(str, SHALLOW))})", file=sys.stderr)
+        return 2
     if args.regret and args.judge is None:
         print("othello-train heldout: --regret needs --judge", file=sys.stderr)
         return 2
@@ -388,14 +398,27 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         return 2
     weights = wts.load_or_default(args.weights, rules)
     label_weights = wts.load_or_default(args.label_weights, rules)
+    skip = None
+    if args.outside_book:
+        from engine_server.eval.book import BookError, default_path, load
+
+        try:
+            book = load(default_path(rules), rules)
+        except BookError as e:
+            print(f"othello-train heldout: --outside-book: {e}", file=sys.stderr)
+            return 2
+        skip = lambda p: book.index(p) >= 0  # noqa: E731
     if rules == int(Rules.STANDARD):
         positions = heldout_positions(args.wthor, args.positions, args.seed, args.min_empties,
-                                      args.max_empties)
+                                      args.max_empties, skip)
         source = f"held-out WTHOR games ({args.wthor}), seed {args.seed}"
     else:
         positions = [p for p in selfplay_positions(rules, 4 * args.positions, args.seed)
-                     if args.min_empties <= p.empties <= args.max_empties][:args.positions]
+                     if args.min_empties <= p.empties <= args.max_empties
+                     and not (skip is not None and skip(p))][:args.positions]
         source = f"ab:depth=2 self-play, seed {args.seed}"
+    if skip is not None:
+        source += f", outside the book {default_path(rules).name}"
     judged = None
     if args.judge is not None:
         log(f"{len(positions)} positions of {source}; labels: {args.judge} at depth "
