@@ -4,12 +4,12 @@ share one store, and store files that cannot be used."""
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,7 @@ from engine_server.serve.zmq_server import ServerConfig, ZmqServer
 from engine_server.session import EngineOptions
 from protocol.notation import vertex
 
+from .engine_process import EngineProcess
 from .loadsafe import WAIT, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
@@ -328,17 +329,25 @@ def test_stopping_refuses_new_work_with_a_reason_and_the_client_resends_it(tmp_p
 # --- engine processes: SIGTERM and kill -9 --------------------------------------------------------
 
 def _engine(store: Path, endpoint: str, config: Path | None = None,
-            agent: str = "ab:depth=5") -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "engine_server", "--no-warmup", "--agent", agent, "--zmq",
-           endpoint, "--no-stdio", "--store", str(store)]
+            agent: str = "ab:depth=5") -> EngineProcess:
+    args = ["--no-warmup", "--agent", agent, "--zmq", endpoint, "--no-stdio", "--store", str(store)]
     if config is not None:
-        cmd += ["--config", str(config)]
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=REPO)
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    assert "serving ZeroMQ" in line and str(store) in line, line
+        args += ["--config", str(config)]
+    proc = EngineProcess(args)
+    line = proc.line(0, WAIT)
+    assert "serving ZeroMQ" in line and str(store) in line, proc.stacks()
     return proc
+
+
+@contextmanager
+def _explained(procs: list[EngineProcess]):
+    """A client's error comes with what the live engine said and where its threads were."""
+    try:
+        yield
+    except EngineError as e:
+        live = [p for p in procs if p.proc.poll() is None]
+        raise AssertionError(f"{e}; the live engine's stderr and stacks:\n"
+                             + "\n---\n".join(p.stacks() for p in live)) from e
 
 
 def _play(endpoint: str, restart: dict[int, str] | None = None,
@@ -377,10 +386,11 @@ def test_a_game_goes_on_across_sigterm_and_kill_restarts_as_if_nothing_happened(
     endpoint = f"ipc://{tmp_path}/engine.sock"
     plain = _engine(tmp_path / "plain.sqlite3", endpoint)
     try:
-        expected = _play(endpoint)
+        with _explained([plain]):
+            expected = _play(endpoint)
+        assert plain.terminate(WAIT) == 0
     finally:
-        plain.terminate()
-        plain.wait(WAIT)
+        plain.close()
     store = tmp_path / "s.sqlite3"
     config = tmp_path / "config.toml"
     config.write_text("[store]\ndrain_timeout = 0\n")   # a search under way is interrupted
@@ -396,27 +406,24 @@ def test_a_game_goes_on_across_sigterm_and_kill_restarts_as_if_nothing_happened(
             waiter = threading.Thread(target=during)
             waiter.start()
             time.sleep(0.02)
-            old.send_signal(signal.SIGTERM)
-            assert old.wait(WAIT) == 0
+            assert old.terminate(WAIT) == 0
             procs.append(_engine(store, endpoint, config))
             waiter.join(WAIT)
             return
         if how == "term":
-            old.send_signal(signal.SIGTERM)
-            assert old.wait(WAIT) == 0
+            assert old.terminate(WAIT) == 0
         else:
-            old.kill()
-            old.wait(WAIT)
+            old.proc.kill()
+            old.proc.wait(WAIT)
         procs.append(_engine(store, endpoint, config))
 
     try:
-        got = _play(endpoint, {7: "term", 20: "kill", 33: "term-mid-search", 46: "kill"},
-                    restart)
+        with _explained(procs):
+            got = _play(endpoint, {7: "term", 20: "kill", 33: "term-mid-search", 46: "kill"},
+                        restart)
     finally:
         for p in procs:
-            if p.poll() is None:
-                p.kill()
-            p.communicate()
+            p.close()
     # the restarts' own showboard commands aside, the same game and answers, byte for byte
     assert [x for x in got if x[0] != "showboard"] == expected
     assert kinds == ["term", "kill", "term-mid-search", "kill"]
@@ -427,28 +434,22 @@ def test_an_engine_given_a_corrupt_store_says_so_and_serves_without_one(tmp_path
     store = tmp_path / "broken.sqlite3"
     garbage = os.urandom(8192)
     store.write_bytes(garbage)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "engine_server", "--no-warmup", "--agent", "ab:depth=1", "--zmq",
-         f"ipc://{tmp_path}/e.sock", "--no-stdio", "--store", str(store)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        cwd=REPO)
+    proc = EngineProcess(["--no-warmup", "--agent", "ab:depth=1", "--zmq", f"ipc://{tmp_path}/e.sock",
+                          "--no-stdio", "--store", str(store)])
     try:
-        assert proc.stderr is not None
-        said = proc.stderr.readline()
+        said = proc.line(0, WAIT)
         assert said.startswith(f"othello-engine: session store {store}: is not a readable "
-                               "SQLite file"), said
+                               "SQLite file"), proc.stacks()
         assert "move it aside" in said and "Serving without a session store" in said
-        ready = proc.stderr.readline()
-        assert "serving ZeroMQ" in ready and "no session store" in ready, ready
+        ready = proc.line(1, WAIT)
+        assert "serving ZeroMQ" in ready and "no session store" in ready, proc.stacks()
         c = RemoteEngine(f"ipc://{tmp_path}/e.sock", timeout=WAIT)
-        assert c.gtp("genmove b") in {"D3", "C4", "F5", "E6"}
+        with _explained([proc]):
+            assert c.gtp("genmove b") in {"D3", "C4", "F5", "E6"}
         c.close()
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(WAIT) == 0
+        assert proc.terminate(WAIT) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
+        proc.close()
     assert store.read_bytes() == garbage    # left as it was, for its owner to look at
 
 
@@ -495,8 +496,8 @@ def test_a_request_cut_by_a_kill_is_resent_as_soon_as_the_server_is_back(tmp_pat
         ask = threading.Thread(target=lambda: got.append(c.gtp("genmove w")))
         ask.start()
         time.sleep(0.5)
-        first.kill()
-        first.wait(WAIT)
+        first.proc.kill()
+        first.proc.wait(WAIT)
         procs.append(_engine(store, endpoint, agent="ab"))
         ask.join(WAIT)
         assert got and parse_move(got[0]) in Game.from_moves(["f5"]).position.legal_moves()
@@ -504,6 +505,4 @@ def test_a_request_cut_by_a_kill_is_resent_as_soon_as_the_server_is_back(tmp_pat
         c.close()
     finally:
         for p in procs:
-            if p.poll() is None:
-                p.kill()
-            p.communicate()
+            p.close()
