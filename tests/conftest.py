@@ -3,11 +3,13 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from .loadsafe import WAIT
 from .protocol_harness import Harness
 
 # Servers started by the tests (in this process or as subprocesses) keep their sessions in a
@@ -79,3 +81,48 @@ def gtp():
     h = Harness("gtp")
     yield h
     h.close()
+
+
+def _shared_zmq_context_carries_messages() -> bool:
+    """A message over tcp between two fresh sockets of pyzmq's shared context."""
+    import zmq
+
+    ctx = zmq.Context.instance()
+    a = ctx.socket(zmq.ROUTER)
+    b = ctx.socket(zmq.DEALER)
+    try:
+        a.setsockopt(zmq.LINGER, 0)
+        b.setsockopt(zmq.LINGER, 0)
+        port = a.bind_to_random_port("tcp://127.0.0.1")
+        b.connect(f"tcp://127.0.0.1:{port}")
+        b.send(b"?")
+        return bool(a.poll(int(WAIT * 1000)))
+    finally:
+        a.close(0)
+        b.close(0)
+
+
+_BLOCKED_CONTEXTS: list = []
+
+
+@pytest.fixture(autouse=True)
+def _zmq_context_still_works(request):
+    """Fail the test after which the process's shared ZeroMQ context carries nothing more.
+
+    Twice in one full run every ZeroMQ socket of one pytest worker stopped carrying messages (the
+    in-process server idle in its poll, the client waiting for its reply) and every later test
+    there waited out its timeouts: the form a blocked libzmq I/O thread takes (as when a socket
+    monitor's reader is closed while the monitor is still on).  This names the test after which
+    it happened and gives the tests after it a context of their own."""
+    yield
+    if "zmq" not in sys.modules:
+        return
+    if not _shared_zmq_context_carries_messages():
+        import zmq
+
+        # The next Context.instance() is a new context; the blocked one is kept, never
+        # collected: destroying it would wait for its I/O thread for ever.
+        _BLOCKED_CONTEXTS.append(zmq.Context.instance())
+        zmq.Context._instance = None
+        pytest.fail(f"after {request.node.nodeid} the shared ZeroMQ context carries no message "
+                    "between two fresh sockets: its I/O thread is blocked")
