@@ -109,11 +109,12 @@ _BLOCKED_CONTEXTS: list = []
 def _zmq_context_still_works(request):
     """Fail the test after which the process's shared ZeroMQ context carries nothing more.
 
-    Twice in one full run every ZeroMQ socket of one pytest worker stopped carrying messages (the
-    in-process server idle in its poll, the client waiting for its reply) and every later test
-    there waited out its timeouts: the form a blocked libzmq I/O thread takes (as when a socket
-    monitor's reader is closed while the monitor is still on).  This names the test after which
-    it happened and gives the tests after it a context of their own."""
+    In two of four full runs on one machine, every ZeroMQ socket of one pytest worker stopped
+    carrying messages (engines and in-process servers idle in their polls, clients waiting for
+    replies) and every later ZeroMQ test there waited out its timeouts: the form a blocked libzmq
+    I/O thread takes (as when a socket monitor's reader is closed while the monitor is still on).
+    The trigger is not known.  This names the test after which it happened and gives the tests
+    after it a context of their own."""
     yield
     if "zmq" not in sys.modules:
         return
