@@ -23,8 +23,8 @@ from engine_server.serve.zmq_server import ServerConfig, ZmqServer
 from engine_server.session import EngineOptions
 from protocol.notation import vertex
 
-from .engine_process import EngineProcess
 from .loadsafe import WAIT, wait_until
+from .served_engine import ServedEngine
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -329,18 +329,18 @@ def test_stopping_refuses_new_work_with_a_reason_and_the_client_resends_it(tmp_p
 # --- engine processes: SIGTERM and kill -9 --------------------------------------------------------
 
 def _engine(store: Path, endpoint: str, config: Path | None = None,
-            agent: str = "ab:depth=5") -> EngineProcess:
+            agent: str = "ab:depth=5") -> ServedEngine:
     args = ["--no-warmup", "--agent", agent, "--zmq", endpoint, "--no-stdio", "--store", str(store)]
     if config is not None:
         args += ["--config", str(config)]
-    proc = EngineProcess(args)
+    proc = ServedEngine(args)
     line = proc.line(0, WAIT)
     assert "serving ZeroMQ" in line and str(store) in line, proc.stacks()
     return proc
 
 
 @contextmanager
-def _explained(procs: list[EngineProcess]):
+def _explained(procs: list[ServedEngine]):
     """A client's error comes with what the live engine said and where its threads were."""
     try:
         yield
@@ -434,8 +434,8 @@ def test_an_engine_given_a_corrupt_store_says_so_and_serves_without_one(tmp_path
     store = tmp_path / "broken.sqlite3"
     garbage = os.urandom(8192)
     store.write_bytes(garbage)
-    proc = EngineProcess(["--no-warmup", "--agent", "ab:depth=1", "--zmq", f"ipc://{tmp_path}/e.sock",
-                          "--no-stdio", "--store", str(store)])
+    proc = ServedEngine(["--no-warmup", "--agent", "ab:depth=1", "--zmq", f"ipc://{tmp_path}/e.sock",
+                         "--no-stdio", "--store", str(store)])
     try:
         said = proc.line(0, WAIT)
         assert said.startswith(f"othello-engine: session store {store}: is not a readable "

@@ -1,32 +1,30 @@
-"""An engine process for tests that talk to it over ZeroMQ: its stderr read all along, and its
-threads' stacks at hand when it stops answering.
+"""An engine process serving ZeroMQ (no stdio protocol), for tests that talk to it as a remote
+engine: its stderr read all along, and its threads' stacks at hand when it stops answering.
+(``clients.engine_process.EngineProcess`` is the other kind: an engine driven over its pipes.)
 
 A test that reads only the first lines of a child's stderr leaves the rest in the pipe; a child
 that writes more than the pipe holds (64 KiB) then blocks for good, which reads as an engine
 that stopped answering.  Here a thread reads every line, so the child never blocks on stderr,
-and :meth:`EngineProcess.stacks` asks a stuck engine for its threads' stacks (faulthandler, on
+and :meth:`ServedEngine.stacks` asks a stuck engine for its threads' stacks (faulthandler, on
 SIGABRT) so that a failure says where it was.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from clients.engine_client import REPO, engine_command, engine_env
 
 
-class EngineProcess:
+class ServedEngine:
     """``python -m engine_server ARGS`` with stdin and stdout closed to it."""
 
     def __init__(self, args: list[str]):
-        env = dict(os.environ, PYTHONFAULTHANDLER="1")
-        self.proc = subprocess.Popen([sys.executable, "-m", "engine_server", *args],
+        env = dict(engine_env(), PYTHONFAULTHANDLER="1")
+        self.proc = subprocess.Popen(engine_command(*args),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
         self.lines: list[str] = []
