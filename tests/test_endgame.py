@@ -14,6 +14,7 @@ from engine_server.game import PASS, Position, parse_move
 from engine_server.game import bitboard as bb
 from engine_server.search import endgame as E
 from engine_server.search.endgame import deep as ED
+from engine_server.search.endgame import last as EL
 from engine_server.search.endgame import shallow as ES
 from engine_server.search.endgame import simple as ESI
 from engine_server.search.endgame import solver as ESV
@@ -441,6 +442,83 @@ def test_evaluation_ordering_finds_the_same_values_with_fewer_nodes(ffo_easy):
             assert v == row["score"], (row["line"], kind)
             nodes[kind] += int(ctl[E.NODES])
     assert nodes["eval"] < 0.9 * nodes["plain"], nodes
+
+
+def _negamax_over_evaluation(P, O, depth, E_, rules):
+    """Plain negamax over the evaluation (1/64 disc), written without the solver's kernels."""
+    moves = int(bb.legal_moves(P, O))
+    if depth == 0:
+        from engine_server.eval.features import evaluate_moves
+        return int(evaluate_moves(P, O, E_, np.uint64(moves)))
+    if moves == 0:
+        if int(bb.legal_moves(O, P)) == 0:
+            return 64 * int(bb.disc_score(int(P).bit_count(), int(O).bit_count(), rules))
+        return -_negamax_over_evaluation(O, P, depth, E_, rules)
+    best = None
+    for sq in range(64):
+        if moves >> sq & 1:
+            m = np.uint64(1 << sq)
+            f = np.uint64(bb.flips(P, O, m))
+            v = -_negamax_over_evaluation(np.uint64(O ^ f), np.uint64(P ^ f ^ m), depth - 1, E_,
+                                          rules)
+            best = v if best is None else max(best, v)
+    return best
+
+
+@pytest.mark.parametrize("rules", [bb.STANDARD, bb.REVERSED])
+def test_ordering_searches_give_the_negamax_of_the_evaluation(rules):
+    """The shallow searches that order the big nodes' moves evaluate a depth-1 node's children
+    from one another's pattern indices: with a full window their values must be the plain
+    negamax's, also on random weights and with passes."""
+    from engine_server.eval.features import N_STAGES, N_WEIGHTS, eval_tables
+    from engine_server.eval.weights import default_weights
+
+    from .test_eval import random_positions
+
+    rng = np.random.default_rng(5 + rules)
+    ctl = E.new_control()
+    big = np.int64(1 << 20)
+    positions = random_positions(120, seed=17 + rules)
+    for W in (default_weights(rules),
+              rng.integers(-300, 300, size=(N_STAGES, N_WEIGHTS)).astype(np.int32)):
+        E_ = eval_tables(W)
+        for i, (P, O) in enumerate(positions):
+            depth = 1 + i % 3
+            got = ED._probe(P, O, np.int64(depth), -big, big, E_, np.int64(rules), ctl)
+            assert got == _negamax_over_evaluation(P, O, depth, E_, rules), (hex(P), hex(O))
+
+
+def test_sort_keys_of_nodes_ordered_by_the_evaluation_read_each_child_in_full():
+    """From EVAL_ORDER_MIN empties a node's keys add each child's evaluation, taken from one
+    another's pattern indices: the keys must be those of full reads."""
+    from engine_server.eval.features import eval_tables, evaluate_moves
+    from engine_server.eval.weights import default_weights
+
+    from .test_eval import random_positions
+
+    E_ = eval_tables(default_weights(0))
+    ctl = E.new_control()
+    tt = E.new_table(10)
+    base = ET.SCRATCH + 20 * ET.SLOT
+    checked = 0
+    for P, O in random_positions(4000, seed=23):
+        n = 64 - int(P | O).bit_count()
+        moves = np.uint64(bb.legal_moves(P, O))
+        if not ED.EVAL_ORDER_MIN <= n < ED.ORDER_SEARCH_MIN or moves == 0:
+            continue
+        i0 = np.int64(0)
+        count = ED._sort_keys(P, O, moves, np.int64(n), i0, np.int64(base), i0, tt, ctl, E_)
+        odd = np.uint64(EL._odd_quadrants(np.uint64(~(P | O))))
+        for i in range(count):
+            m = np.uint64(1 << int(ctl[base + i]))
+            f = np.uint64(bb.flips(P, O, m))
+            nP, nO = np.uint64(O ^ f), np.uint64(P ^ f ^ m)
+            replies = np.uint64(bb.legal_moves(nP, nO))
+            want = ESI._child_key(nP, nO, m, odd, replies) \
+                + ED.EVAL_ORDER_WEIGHT * evaluate_moves(nP, nO, E_, replies)
+            assert ctl[base + ET.KEYS + i] == want, (hex(P), hex(O), i)
+            checked += 1
+    assert checked > 300
 
 
 @pytest.mark.slow  # many solves

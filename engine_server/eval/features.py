@@ -512,6 +512,27 @@ def evaluate_indices(buf, b, w, own_moves, opp_moves):
     return s + w[OFF_BIAS]
 
 
+@njit(cache=True, inline="always")
+def child_eval(buf, fb, have, w, m, f, nP, nO, own_moves):
+    """The evaluation of the child (nP, nO) reached by move ``m`` flipping ``f`` (1/64 disc),
+    for a node that evaluates its children one after the other; ``w``: the children's stage
+    row, ``own_moves``: the child's legal moves.  ``buf[fb - 2:fb + 2 * N_READS]`` is the
+    node's scratch.  ``have`` 0: the node's first child, read in full into ``buf[fb:]``, its
+    square and flips kept in ``buf[fb - 2:fb]``.  ``have`` 1: the second child, which first
+    turns those indices into the node's reply view.  ``have`` 2: the view is there; a child is
+    a few additions away from it.  Returns the value and the new ``have``.  A node that stops
+    at its first child pays a full read and the stores."""
+    if have == 0:
+        read_indices(nP, nO, buf, fb)
+        buf[fb - 2] = lowest_square(m)
+        buf[fb - 1] = np.int64(f)
+        return evaluate_indices(buf, fb, w, own_moves, legal_moves(nO, nP)), 1
+    if have == 1:
+        to_reply_view(buf, fb, buf[fb - 2], U(buf[fb - 1]))
+    child_indices(buf, fb, fb + N_READS, lowest_square(m), f)
+    return evaluate_indices(buf, fb + N_READS, w, own_moves, legal_moves(nO, nP)), 2
+
+
 @njit(cache=True)
 def evaluate(P, O, E):
     """:func:`evaluate_raw`'s value from the tables of :func:`eval_tables`."""

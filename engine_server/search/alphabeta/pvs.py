@@ -11,18 +11,13 @@ from numba import njit, types
 
 from engine_server.eval.features import (
     N_READS,
-    child_indices,
-    evaluate_indices,
+    child_eval,
     evaluate_moves,
     evaluate_raw,
-    read_indices,
     stage_of,
-    to_reply_view,
 )
 from engine_server.game import PASS
 from engine_server.game.bitboard import (
-    REVERSED,
-    STANDARD,
     U0,
     U1,
     U,
@@ -39,6 +34,7 @@ from ..bounds import table_cut
 from ..endgame.shallow import SHALLOW, _small
 from ..endgame.simple import SIMPLE, _simple
 from ..endgame.table import NODES as EXACT_NODES
+from ..leaf_order import next_leaf_move
 from .probcut import MPC_MIN_DEPTH, PC_MAX_NEST, SEL_EXACT, _shallow
 from .table import (
     _NO_MOVE,
@@ -77,20 +73,6 @@ RAW_SHIFT = 4             # evaluate_raw is in 1/64 disc: >> 4 gives quarter dis
 EVAL_MAX = 64 * SCALE - 1  # an evaluation never claims a certain wipe-out
 
 _CORNERS = U(0x8100000000000081)
-# The order a depth-1 node tries its moves in, which decides how many leaves it evaluates
-# before a cutoff: corners, the other edge squares, the inner squares, then the squares next
-# to a corner (C, then X); reversed rules: inner, edge, C, X squares, corners.  To depth 16 at
-# 74% on the 50 midgame positions: 29.7M nodes against 33.2M in square order, reversed 66.9M
-# against 82.9M (docs/search.md).
-_XC = U(0x42C300000000C342)
-_LEAF_EDGE = U(0xFF818181818181FF) & ~_CORNERS & ~_XC
-_LEAF_INNER = ~U(0xFF818181818181FF) & ~_XC
-_LEAF_C = U(0x4281000000008142)
-# per rules, the classes tried in turn (the last takes what is left); where fewer discs win,
-# corner moves rarely refute (measured): inner squares first, corners last
-_LEAF_ORDER = np.array([[_CORNERS, _LEAF_EDGE, _LEAF_INNER, _LEAF_C, ~U0],
-                        [_LEAF_INNER, _LEAF_EDGE, _LEAF_C, ~_CORNERS, ~U0]], np.uint64)
-assert STANDARD == 0 and REVERSED == 1
 SORT_MOBILITY_DEPTH = 4   # up to this depth moves are sorted by mobility alone
 ETC_DEPTH = 4             # from this depth children are looked up in the table first
 DEFER_DEPTH = 5           # threads sharing a search (ctl[SHARED]) defer busy moves from here
@@ -118,35 +100,6 @@ def _clamp(e):
 def _leaf(P, O, W, moves):
     """The evaluation in score units; ``moves``: the mover's legal moves."""
     return _clamp(evaluate_moves(P, O, W, moves) >> RAW_SHIFT)
-
-
-@njit(cache=True, inline="always")
-def _child_eval(ctl, fb, have, w, m, f, nP, nO, om):
-    """The evaluation of the child (nP, nO) reached by move ``m`` flipping ``f`` (1/64 disc).
-    ``have`` 0: the node's first child, read in full into ``ctl[fb:]``, its square and flips
-    kept in ``ctl[fb - 2:fb]``.  ``have`` 1: the second child, which first turns those indices
-    into the node's reply view.  ``have`` 2: the view is there; a child is a few additions
-    away from it.  Returns the value and the new ``have``.  A node that cuts at its first child
-    pays a full read, as before, and the stores."""
-    if have == 0:
-        read_indices(nP, nO, ctl, fb)
-        ctl[fb - 2] = lowest_square(m)
-        ctl[fb - 1] = np.int64(f)
-        return evaluate_indices(ctl, fb, w, om, legal_moves(nO, nP)), 1
-    if have == 1:
-        to_reply_view(ctl, fb, ctl[fb - 2], U(ctl[fb - 1]))
-    child_indices(ctl, fb, fb + N_READS, lowest_square(m), f)
-    return evaluate_indices(ctl, fb + N_READS, w, om, legal_moves(nO, nP)), 2
-
-
-@njit(cache=True, inline="always")
-def _next_leaf_move(moves, rules):
-    """The move (a bit) a depth-1 node tries next among ``moves``."""
-    for k in range(_LEAF_ORDER.shape[1]):
-        c = moves & _LEAF_ORDER[rules, k]
-        if c != U0:
-            return c & (~c + U1)
-    return U0
 
 
 @njit(cache=True, inline="always")
@@ -244,7 +197,7 @@ def _sort_moves(P, O, moves, depth, base, W, keys, data, ctl):
         om = legal_moves(nP, nO)
         key = popcount(om) + popcount(om & _CORNERS) - 4 * np.int64((m & _CORNERS) != U0)
         if depth > SORT_MOBILITY_DEPTH:
-            e, have = _child_eval(ctl, fb, have, w, m, f, nP, nO, om)
+            e, have = child_eval(ctl, fb, have, w, m, f, nP, nO, om)
             key = 256 * key + e
         else:
             key = 4 * key + min(popcount(neighbours(nO) & ~(nP | nO)), 31)
@@ -304,7 +257,7 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
                 m = killer2
                 killer2 = U0
             else:
-                m = _next_leaf_move(moves, rules)
+                m = next_leaf_move(moves, rules)
             moves ^= m
             f = flips(P, O, m)
             nP = O ^ f
@@ -314,7 +267,7 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
                 # a leaf with moves, scored here: what the call below would do, without the call
                 if _poll(ctl):
                     return 0
-                e, have = _child_eval(ctl, fb, have, w, m, f, nP, nO, om)
+                e, have = child_eval(ctl, fb, have, w, m, f, nP, nO, om)
                 v = -_clamp(e >> RAW_SHIFT)
             else:
                 # depth - 1, never a literal 0: a recursive call typed with a literal argument

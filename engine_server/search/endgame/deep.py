@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, types
 
-from engine_server.eval.features import evaluate_moves
+from engine_server.eval.features import N_READS, child_eval, evaluate_moves, stage_of
 from engine_server.game.bitboard import (
     U0,
     U1,
@@ -24,12 +24,15 @@ from engine_server.game.bitboard import (
 from engine_server.game.memory import NO_REFCOUNT, prefetch
 
 from ..bounds import table_cut
+from ..leaf_order import next_leaf_move
 from .last import _odd_quadrants
 from .shallow import SHALLOW, _small, _stable_upper
 from .simple import SIMPLE, _child_key, _simple
 from .table import (
     _NO_SQ,
     ABORTED,
+    EVAL_SCRATCH,
+    EVAL_WORDS,
     FLIPS,
     GENERATION,
     INF,
@@ -60,6 +63,13 @@ EVAL_ORDER_WEIGHT = 16  # key units per 1/64 disc of the child's evaluation (mob
 # FFO #40-#49, 985M nodes and 78.6 s instead of 1,335M and 94.7 s (docs/endgame.md)
 ORDER_SEARCH_MIN = 16
 _BIG = 1 << 20
+# A move's ordering search only needs to tell moves near the node's alpha apart: values more than
+# this far below it (1/64 disc) stay bounds, as Edax's window alpha - 8 does (FFO #40-#49: 481M
+# nodes against 486M with the full window)
+PROBE_MARGIN = 8 * 64
+# where child_eval keeps its indices: after the first child's square and flips
+_FB = EVAL_SCRATCH + 2
+assert 2 + 2 * N_READS <= EVAL_WORDS
 
 
 _SIG_DEEP = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
@@ -94,8 +104,26 @@ def _probe(P, O, depth, alpha, beta, W, rules, ctl):
             return 64 * disc_score(popcount(P), popcount(O), rules)
         return -_probe(O, P, depth, -beta, -alpha, W, rules, ctl)
     best = -_BIG
+    if depth == 1:
+        # the children's evaluations from one another's pattern indices (each counts as a node,
+        # as the search of depth 0 it replaces)
+        w = W[stage_of(63 - popcount(P | O), W.shape[0])]
+        have = 0
+        while moves != U0:
+            m = next_leaf_move(moves, rules)
+            moves ^= m
+            f = flips(P, O, m)
+            nP = O ^ f
+            nO = P ^ f ^ m
+            ctl[NODES] += 1
+            e, have = child_eval(ctl, _FB, have, w, m, f, nP, nO, legal_moves(nP, nO))
+            if -e > best:
+                best = -e
+                if best >= beta:
+                    break
+        return best
     while moves != U0:
-        m = moves & (~moves + U1)
+        m = next_leaf_move(moves, rules)
         moves ^= m
         f = flips(P, O, m)
         v = -_probe(O ^ f, P ^ f ^ m, depth - 1, -beta, -alpha, W, rules, ctl)
@@ -137,10 +165,11 @@ def _etc(P, O, moves, beta, rules, tt, ctl, nodes0):
 
 
 @njit(cache=True, inline="always")
-def _sort_keys(P, O, moves, n, base, rules, tt, ctl, W):
+def _sort_keys(P, O, moves, n, alpha, base, rules, tt, ctl, W):
     """The moves' squares, sort keys and flips into the list at ``base``; returns how many.
     The keys: fastest first (:func:`_order_key`), plus from EVAL_ORDER_MIN empties the
-    evaluation after the move, and from ORDER_SEARCH_MIN a shallow search's value instead."""
+    evaluation after the move, and from ORDER_SEARCH_MIN a shallow search's value instead (a
+    bound where it is more than PROBE_MARGIN below ``alpha``, the node's, in discs)."""
     child_n = n - 1
     count = 0
     odd = _odd_quadrants(~(P | O))
@@ -148,6 +177,11 @@ def _sort_keys(P, O, moves, n, base, rules, tt, ctl, W):
     probe_depth = (n - ORDER_SEARCH_MIN) // 3 + 2 if n >= ORDER_SEARCH_MIN else 0
     # a runtime value, never a literal, into a recursive kernel (numba #6061)
     big = n - n + _BIG
+    # the child's view of the window (alpha - PROBE_MARGIN, +inf)
+    probe_beta = PROBE_MARGIN - 64 * alpha
+    # the children's stage row of the tables, for child_eval
+    w = W[stage_of(child_n, W.shape[0])] if use_eval else W[0]
+    have = 0
     mm = moves
     while mm != U0:
         m = mm & (~mm + U1)
@@ -157,14 +191,14 @@ def _sort_keys(P, O, moves, n, base, rules, tt, ctl, W):
             prefetch(tt, _tt_index(tt, O ^ f, P ^ f ^ m))
         if use_eval and probe_depth > 0:
             key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
-                _probe(O ^ f, P ^ f ^ m, probe_depth, -big, big, W, rules, ctl)
+                _probe(O ^ f, P ^ f ^ m, probe_depth, -big, probe_beta, W, rules, ctl)
         elif use_eval:
             # the replies serve the key and the evaluation's mobility term alike
             nP = O ^ f
             nO = P ^ f ^ m
             replies = legal_moves(nP, nO)
-            key = _child_key(nP, nO, m, odd, replies) + EVAL_ORDER_WEIGHT * \
-                evaluate_moves(nP, nO, W, replies)
+            e, have = child_eval(ctl, _FB, have, w, m, f, nP, nO, replies)
+            key = _child_key(nP, nO, m, odd, replies) + EVAL_ORDER_WEIGHT * e
         else:
             key = _order_key(P, O, m, f, odd)
         ctl[base + count] = lowest_square(m)
@@ -229,7 +263,7 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     base = SCRATCH + n * SLOT
     count = 0
     if best < beta:
-        count = _sort_keys(P, O, moves, n, base, rules, tt, ctl, W)
+        count = _sort_keys(P, O, moves, n, alpha, base, rules, tt, ctl, W)
 
     # threads sharing the tree (ABDADA): a move another thread is searching goes after the
     # others, appended to the list (the keys are not read past ``count``)

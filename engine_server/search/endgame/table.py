@@ -31,7 +31,12 @@ LOCAL_BITS = 10
 LOCAL_SIZE = 1 << LOCAL_BITS
 LOCAL_WORDS = 3
 LOCAL_LEVELS = 6
-CTL_SIZE = LOCAL + LOCAL_LEVELS * LOCAL_SIZE * LOCAL_WORDS
+# Then the pattern indices of a node that evaluates its children one after the other (deep.py):
+# two sets of the evaluation's reads and the first child's move.  One is enough: such a node
+# finishes its evaluations before any child is searched.
+EVAL_SCRATCH = LOCAL + LOCAL_LEVELS * LOCAL_SIZE * LOCAL_WORDS
+EVAL_WORDS = 96
+CTL_SIZE = EVAL_SCRATCH + EVAL_WORDS
 
 # tt (uint64 array, shape (size + BUSY_ROWS, 4)) columns: the position (each word xor-ed with
 # the data word, so that an entry torn by two threads writing it at once never matches), packed
