@@ -1,6 +1,11 @@
 """The last three empties of the exact solver: straight-line solvers, the last move scored by
 counting its flips; and the bit-board helpers the deeper layers share (the squares next to a
-disc, the quadrants of parity)."""
+disc, the quadrants of parity).
+
+``_last1``, ``_side2`` and ``_child2`` are inlined where they are called (numba's
+``inline="always"``): a call between kernels passes every argument and costs about as much as
+these small bodies (FFO #40-#44 about 5% faster).  Inlining ``_side3`` and ``_solve3`` as well
+tripled the solver's compile time (50 s to 150 s here) for no measurable gain."""
 
 from __future__ import annotations
 
@@ -94,7 +99,7 @@ def _count_last_flips(X, sq):
     return _COUNT[c, row] + _COUNT[r, col] + _COUNT[c, d1] + _COUNT[c, d2]
 
 
-@njit(cache=True, **NO_REFCOUNT)
+@njit(cache=True, inline="always", **NO_REFCOUNT)
 def _last1(P, O, m, rules):
     """Score of the last empty ``m`` (a single bit): only flips need counting."""
     sq = lowest_square(m)
@@ -109,7 +114,7 @@ def _last1(P, O, m, rules):
     return disc_score(popcount(P), popcount(O), rules)
 
 
-@njit(cache=True, **NO_REFCOUNT)
+@njit(cache=True, inline="always", **NO_REFCOUNT)
 def _side2(P, O, alpha, beta, a, b, rules):
     # Side to move plays one of the two empties a, b; NO_MOVE when it has neither.
     best = NO_MOVE
@@ -141,7 +146,7 @@ def _solve2(P, O, alpha, beta, rules, ctl):
     return disc_score(popcount(P), popcount(O), rules)
 
 
-@njit(cache=True, **NO_REFCOUNT)
+@njit(cache=True, inline="always", **NO_REFCOUNT)
 def _child2(P, O, alpha, beta, a, b, rules, ctl):
     # A position with exactly the empties a and b (single bits), solved for the side to move.
     ctl[NODES] += 1
