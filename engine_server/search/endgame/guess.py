@@ -7,9 +7,10 @@ against a null window instead of the full one.  On FFO #40-#49 with the true sco
 the solver needs about half the nodes of a full-window solve (docs/endgame.md, "Aspiration").
 
 The guess is the value of the midgame search over the evaluation, at the lowest Multi-ProbCut
-selectivity (74%) and ``GUESS_DEPTH`` plies, on a small table of its own: about 25 ms a
-position at 20-26 empties here, and within 2 discs of the exact score on 14 of FFO #40-#59 (8
-exact; mean error 2.2 discs).
+selectivity (74%) and ``GUESS_DEPTH`` plies, on a small table of its own: about 11 ms a
+position at 20-26 empties here, and within 2 discs of the exact score on 15 of FFO #40-#59 (9
+exact; mean error 2.1 discs).  Depth 14 took twice as long for no better a guess (15 within 2
+discs, 4 exact, mean error 2.5), and FFO #40-#49 needed 481M nodes after it against 476M.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from engine_server.log import get_logger
 
 from ..alphabeta import SCALE, SELECTIVITY_PCT, SELECTIVITY_T, AlphaBeta
 
-GUESS_DEPTH = 14       # plies of the selective search
+GUESS_DEPTH = 12       # plies of the selective search
 GUESS_LEVEL = 74       # its Multi-ProbCut confidence, percent
 GUESS_TABLE_BITS = 16  # 1.5 MiB: the search is small and its entries are not kept
 
