@@ -155,7 +155,7 @@ def _local_entries(ctl: np.ndarray) -> list[tuple[Position, int, int]]:
     from engine_server.search.endgame.table import LOCAL_WORDS
 
     out = []
-    words = ctl[ET.LOCAL:].reshape(-1, LOCAL_WORDS)
+    words = ctl[ET.LOCAL:ET.EVAL_SCRATCH].reshape(-1, LOCAL_WORDS)
     for p, o, d in words[words[:, 2] != 0]:
         rules = (int(d) >> 16) - 1
         pos = Position(int(p) & (2**64 - 1), int(o) & (2**64 - 1),
