@@ -223,6 +223,55 @@ def test_stable_discs_never_flip():
     assert checked > 1000  # the test saw real stable discs
 
 
+def _boards_of_four_empties(seed: int, count: int) -> list[tuple[int, int]]:
+    # (P, O) of seeded random games at 4 empties, each from both sides: some sides to move have
+    # no move, some games are over
+    rng = np.random.default_rng(seed)
+    out: list[tuple[int, int]] = []
+    while len(out) < 2 * count:
+        pos = Position.start()
+        while pos.empties > 4 and pos.legal_moves():
+            moves = pos.legal_moves()
+            pos = pos.play(int(moves[rng.integers(len(moves))]))
+        if pos.empties == 4:
+            P, O = pos.bitboards()
+            out += [(P, O), (O, P)]
+    return out
+
+
+@pytest.mark.parametrize("rules", [0, 1])
+def test_nodes_of_four_empties_search_as_the_general_shallow_node(rules):
+    # _solve4 tries the four empties in turn instead of generating the moves: the same order,
+    # values and node counts as _shallow over the generated moves, in every window
+    ctl_a = np.zeros(ET.CTL_SIZE, dtype=np.int64)
+    ctl_b = np.zeros(ET.CTL_SIZE, dtype=np.int64)
+    passes = 0
+    for P, O in _boards_of_four_empties(41 + rules, 150):
+        P, O = np.uint64(P), np.uint64(O)
+        passes += bb.legal_moves(P, O) == bb.U0
+        for alpha, beta in ((-65, 65), (-1, 1), (3, 4), (-20, -10), (10, 30)):
+            a, b = np.int64(alpha), np.int64(beta)
+            v = ES._solve4(P, O, a, b, np.int64(rules), ctl_a)
+            w = ES._shallow(P, O, a, b, np.int64(4), np.int64(rules), ctl_b, ES.UNKNOWN_MOVES)
+            assert v == w and ctl_a[ET.NODES] == ctl_b[ET.NODES], (int(P), int(O), alpha, beta)
+    assert passes > 3  # the pass branch ran
+
+
+def test_shallow_nodes_given_their_moves_search_as_when_they_generate_them():
+    ctl_a = np.zeros(ET.CTL_SIZE, dtype=np.int64)
+    ctl_b = np.zeros(ET.CTL_SIZE, dtype=np.int64)
+    for rules in (0, 1):
+        for pos in _random_positions(55 + rules, ES.SHALLOW, 40):
+            P, O = pos.bitboards()
+            P, O = np.uint64(P), np.uint64(O)
+            moves = bb.legal_moves(P, O)
+            for alpha in (-65, -3, 0, 8):
+                a, b, r, n = np.int64(alpha), np.int64(alpha + 1), np.int64(rules), np.int64(5)
+                v = ES._shallow(P, O, a, b, n, r, ctl_a, moves)
+                w = ES._shallow(P, O, a, b, n, r, ctl_b, ES.UNKNOWN_MOVES)
+                assert v == w and ctl_a[ET.NODES] == ctl_b[ET.NODES]
+
+
 # --- budgets, deadlines, stops ------------------------------------------------------------------
 
 

@@ -10,7 +10,8 @@ Layers, by the number of empty squares ``n`` of a node:
   its control array instead of the big one, children looked up there while they are keyed,
   moves sorted by the opponent's replies and parity;
 * ``4 <= n <= SHALLOW``: :func:`_shallow` - no table (its probes would cost more than these small
-  subtrees), moves tried in odd-quadrant-first (parity) order, corners first;
+  subtrees), moves tried in odd-quadrant-first (parity) order, corners first; at 4 empties
+  :func:`_solve4` tries the empties in that order without generating the moves;
 * ``n <= 3``: straight-line solvers; the last move is scored by counting its flips.
 
 Nodes with at least 4 empties first try a stability cutoff: discs that can never flip bound the
@@ -43,8 +44,8 @@ Modules, one per layer of the solver:
   :func:`new_table`);
 * ``last.py`` - the last three empties (``_last1``, ``_solve2``, ``_solve3``, ...) and the
   parity quadrants the other layers share (``_odd_quadrants``);
-* ``shallow.py`` - 4 to ``SHALLOW`` empties (``_shallow``, ``_small``) and the stability bound
-  (``_stable``);
+* ``shallow.py`` - 4 to ``SHALLOW`` empties (``_shallow``, ``_solve4``, ``_small``) and the
+  stability bound (``_stable``);
 * ``simple.py`` - null windows up to ``SIMPLE`` empties (``_simple``, its small tables, and the
   sort keys ``_child_key`` the deep layer uses too);
 * ``deep.py`` - above ``SHALLOW`` empties (``_deep``, ``_any``, ``_order_key``);

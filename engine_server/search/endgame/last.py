@@ -162,14 +162,15 @@ def _child2(P, O, alpha, beta, a, b, rules, ctl):
 @njit(cache=True, **NO_REFCOUNT)
 def _side3(P, O, alpha, beta, a, b, c, rules, ctl):
     best = NO_MOVE
-    f = flips(P, O, a)
+    # an empty square with no opponent's disc next to it flips nothing: not tried
+    f = flips(P, O, a) if neighbours(a) & O else U0
     if f != U0:
         best = -_child2(O ^ f, P ^ f ^ a, -beta, -alpha, b, c, rules, ctl)
         if best >= beta:
             return best
         if best > alpha:
             alpha = best
-    f = flips(P, O, b)
+    f = flips(P, O, b) if neighbours(b) & O else U0
     if f != U0:
         v = -_child2(O ^ f, P ^ f ^ b, -beta, -alpha, a, c, rules, ctl)
         if v > best:
@@ -178,7 +179,7 @@ def _side3(P, O, alpha, beta, a, b, c, rules, ctl):
                 return best
             if best > alpha:
                 alpha = best
-    f = flips(P, O, c)
+    f = flips(P, O, c) if neighbours(c) & O else U0
     if f != U0:
         v = -_child2(O ^ f, P ^ f ^ c, -beta, -alpha, a, b, rules, ctl)
         if v > best:

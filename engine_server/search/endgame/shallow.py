@@ -14,11 +14,25 @@ from engine_server.game.bitboard import (
     disc_score,
     flips,
     legal_moves,
+    lowest_square,
+    neighbours,
     popcount,
 )
 from engine_server.game.memory import NO_REFCOUNT
 
-from .last import _NOT_A, _NOT_H, _S1, _S7, _S8, _S9, _last1, _odd_quadrants, _solve2, _solve3
+from .last import (
+    _NOT_A,
+    _NOT_H,
+    _S1,
+    _S7,
+    _S8,
+    _S9,
+    NO_MOVE,
+    _last1,
+    _odd_quadrants,
+    _solve2,
+    _solve3,
+)
 from .table import INF, NODES
 
 SHALLOW = 5          # nodes with at most this many empties skip the tables and the sorting
@@ -103,7 +117,9 @@ def _stable(X, occ):
 
 
 _SIG_SHALLOW = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
-                           types.int64, types.int64[::1])
+                           types.int64, types.int64[::1], types.uint64)
+# ``moves`` of _shallow when the caller has not generated them (no set of legal moves is full)
+UNKNOWN_MOVES = ~U0
 
 
 @njit(cache=True, inline="always")
@@ -117,18 +133,109 @@ def _stable_upper(P, O, alpha, rules):
     return INF
 
 
+@njit(cache=True, inline="always")
+def _order4(x, odd):
+    # the place of the empty x in the order of _shallow (odd quadrants first, then corners,
+    # middle, X and C squares), the square breaking ties as _shallow's lowest-first walk does
+    k = 0 if x & odd else 3
+    if x & _BAD:
+        k += 2
+    elif not x & _GOOD:
+        k += 1
+    return (k << 6) | lowest_square(x)
+
+
+@njit(cache=True, inline="always", **NO_REFCOUNT)
+def _try4(P, O, k, alpha, beta, rules, ctl):
+    # the value of the empty square k (its _order4 key) for the side to move, or NO_MOVE
+    x = U1 << U(k & 63)
+    if neighbours(x) & O:
+        f = flips(P, O, x)
+        if f != U0:
+            return -_solve3(O ^ f, P ^ f ^ x, -beta, -alpha, rules, ctl)
+    return NO_MOVE
+
+
+@njit(cache=True, **NO_REFCOUNT)
+def _solve4(P, O, alpha, beta, rules, ctl):
+    """A node of 4 empties: _shallow's order and values, without generating the moves (the four
+    empties are tried in turn, each first for an opponent's disc next to it, as Edax's
+    ``search_solve_4``)."""
+    ctl[NODES] += 1
+    upper = _stable_upper(P, O, alpha, rules)
+    if upper <= alpha:
+        return upper
+    E = ~(P | O)
+    odd = _odd_quadrants(E)
+    x = E & (~E + U1)
+    k1 = _order4(x, odd)
+    E ^= x
+    x = E & (~E + U1)
+    k2 = _order4(x, odd)
+    E ^= x
+    x = E & (~E + U1)
+    k3 = _order4(x, odd)
+    k4 = _order4(E ^ x, odd)
+    # a sorting network of four (the keys are distinct)
+    if k1 > k2:
+        k1, k2 = k2, k1
+    if k3 > k4:
+        k3, k4 = k4, k3
+    if k1 > k3:
+        k1, k3 = k3, k1
+    if k2 > k4:
+        k2, k4 = k4, k2
+    if k2 > k3:
+        k2, k3 = k3, k2
+    best = -INF
+    v = _try4(P, O, k1, alpha, beta, rules, ctl)
+    if v != NO_MOVE:
+        best = v
+        if v >= beta:
+            return v
+        if v > alpha:
+            alpha = v
+    v = _try4(P, O, k2, alpha, beta, rules, ctl)
+    if v != NO_MOVE and v > best:
+        best = v
+        if v >= beta:
+            return v
+        if v > alpha:
+            alpha = v
+    v = _try4(P, O, k3, alpha, beta, rules, ctl)
+    if v != NO_MOVE and v > best:
+        best = v
+        if v >= beta:
+            return v
+        if v > alpha:
+            alpha = v
+    v = _try4(P, O, k4, alpha, beta, rules, ctl)
+    if v != NO_MOVE and v > best:
+        best = v
+    if best != -INF:
+        return best
+    # no move: pass, or the game is over
+    if legal_moves(O, P) == U0:
+        return disc_score(popcount(P), popcount(O), rules)
+    return -_solve4(O, P, -beta, -alpha, rules, ctl)
+
+
 @njit(_SIG_SHALLOW, cache=True, **NO_REFCOUNT)
-def _shallow(P, O, alpha, beta, n, rules, ctl):
+def _shallow(P, O, alpha, beta, n, rules, ctl, moves):
+    """``moves``: the legal moves of P, or UNKNOWN_MOVES (the parent of a null-window node has
+    generated them for its move order, and they are not generated twice)."""
     ctl[NODES] += 1
     # stability cutoff, as in _deep: cheap enough to pay off down to 4 empties
     upper = _stable_upper(P, O, alpha, rules)
     if upper <= alpha:
         return upper
-    moves = legal_moves(P, O)
+    if moves == UNKNOWN_MOVES:
+        moves = legal_moves(P, O)
     if moves == U0:
-        if legal_moves(O, P) == U0:
+        replies = legal_moves(O, P)
+        if replies == U0:
             return disc_score(popcount(P), popcount(O), rules)
-        return -_shallow(O, P, -beta, -alpha, n, rules, ctl)
+        return -_shallow(O, P, -beta, -alpha, n, rules, ctl, replies)
     odd = _odd_quadrants(~(P | O))
     best = -INF
     child_n = n - 1
@@ -147,10 +254,12 @@ def _shallow(P, O, alpha, beta, n, rules, ctl):
             f = flips(P, O, m)
             nP = O ^ f
             nO = P ^ f ^ m
-            if child_n == 3:
+            if child_n == 4:
+                v = -_solve4(nP, nO, -beta, -alpha, rules, ctl)
+            elif child_n == 3:
                 v = -_solve3(nP, nO, -beta, -alpha, rules, ctl)
             else:
-                v = -_shallow(nP, nO, -beta, -alpha, child_n, rules, ctl)
+                v = -_shallow(nP, nO, -beta, -alpha, child_n, rules, ctl, UNKNOWN_MOVES)
             if v > best:
                 best = v
                 if v >= beta:
@@ -163,8 +272,10 @@ def _shallow(P, O, alpha, beta, n, rules, ctl):
 @njit(cache=True, **NO_REFCOUNT)
 def _small(P, O, alpha, beta, n, rules, ctl):
     """Solve a node with at most SHALLOW empties (no table, no node budget)."""
-    if n > 3:
-        return _shallow(P, O, alpha, beta, n, rules, ctl)
+    if n > 4:
+        return _shallow(P, O, alpha, beta, n, rules, ctl, UNKNOWN_MOVES)
+    if n == 4:
+        return _solve4(P, O, alpha, beta, rules, ctl)
     if n == 3:
         return _solve3(P, O, alpha, beta, rules, ctl)
     if n == 2:

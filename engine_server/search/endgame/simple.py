@@ -35,7 +35,7 @@ from engine_server.game.bitboard import (
 from engine_server.game.memory import NO_REFCOUNT
 
 from .last import _S1, _S8, _odd_quadrants
-from .shallow import SHALLOW, _small, _stable_upper
+from .shallow import SHALLOW, _shallow, _stable_upper
 from .table import (
     FLIPS,
     INF,
@@ -112,7 +112,8 @@ def _child(nP, nO, alpha, child_n, rules, ctl, replies):
         else:
             _local_store(ctl, _local(nP, nO, child_n), nP, nO, rules, -v, 64)
         return v
-    return -_small(nP, nO, -alpha - 1, -alpha, child_n, rules, ctl)
+    # child_n == SHALLOW: the replies, found for the move's key, are handed on here too
+    return -_shallow(nP, nO, -alpha - 1, -alpha, child_n, rules, ctl, replies)
 
 
 _SIG_SIMPLE = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
