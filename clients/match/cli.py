@@ -4,6 +4,7 @@
     othello-match reproduce ucb1|uct|ocba|dk [--games N] [--out DIR] ...
     othello-match cluster [--workers N] [--port 8786]    # a local Dask cluster for --cluster
     othello-match turns DIR [--from 22] [--exact 20]     # where a match's games were decided
+    othello-match phases DIR --judge SPEC --depth D      # each side's moves judged by an engine
 
 The results table goes to stdout; the progress bar and logs go to stderr.
 """
@@ -45,6 +46,7 @@ other commands (each with its own --help):
   othello-match reproduce ucb1|uct|ocba|dk   rerun a paper's experiment
   othello-match cluster                                     a local Dask scheduler and workers
   othello-match turns DIR                                   where a match's games were decided
+  othello-match phases DIR --judge SPEC --depth D           each side's moves, by bands of empties
 """
 
 
@@ -228,6 +230,10 @@ def main(argv: list[str] | None = None) -> int:
         from .turns import main as turns_main
 
         return turns_main(args_list[1:])
+    if args_list and args_list[0] == "phases":
+        from .phases import main as phases_main
+
+        return phases_main(args_list[1:])
     parser = _match_parser()
     args = parser.parse_args(args_list)
     configure_logging(args.log_level)
