@@ -8,7 +8,7 @@ import statistics
 import pytest
 
 import clients.match.players as players
-from clients.match.phases import bands, judged_moves, main, run
+from clients.match.phases import bands, judged_moves, main, run, summarize
 from clients.match.players import Reply
 from engine_server.game import PASS, Color, Position, Rules
 from protocol.notation import square_name
@@ -107,6 +107,8 @@ def test_bands_cover_the_judged_moves_once():
     assert bands(54, 27, 4) == [(54, 51), (50, 47), (46, 43), (42, 39), (38, 35), (34, 31),
                                 (30, 28)]
     assert bands(31, 27, 5) == [(31, 28)]
+    one = summarize([], [], [(31, 28)])["bands"]
+    assert [r["empties"] for r in one] == [[31, 28]]   # no "all" row beside a single band
     assert bands(10, 9, 4) == [(10, 10)]
 
 

@@ -115,10 +115,11 @@ def _interval(xs: list[float]) -> tuple[float, float, float]:
 
 def summarize(records: list[GameRecord], moves: list[JudgedMove],
               rows: list[tuple[int, int]]) -> dict[str, object]:
-    """Per player and band (and all bands together): moves, mean loss a move, loss a game;
-    with two players, their difference a game paired by game, with its 95% interval."""
+    """Per player and band (and all bands together, where there are several): moves, mean
+    loss a move, loss a game; with two players, their difference a game paired by game, with
+    its 95% interval."""
     players = sorted({name for r in records for name in (r.black, r.white)})
-    every = [*rows, (rows[0][0], rows[-1][1])] if rows else []
+    every = [*rows, (rows[0][0], rows[-1][1])] if len(rows) > 1 else rows
     out: dict[str, object] = {"games": len(records), "players": players, "bands": []}
     for hi, lo in every:
         inside = [m for m in moves if lo <= m.empties <= hi]
