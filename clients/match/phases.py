@@ -38,9 +38,8 @@ from engine_server.game import PASS, Position
 from protocol.notation import square_name
 
 from .config import MatchError
-from .journal import Journal
 from .record import GameRecord
-from .turns import game_positions
+from .turns import finished_games, game_positions
 
 DEFAULT_FROM = 54
 DEFAULT_TO = 27
@@ -174,12 +173,7 @@ def run(directory: Path, judge: str, depth: int, first: int = DEFAULT_FROM,
     """Judge every game of the match in ``directory`` (its ``journal.jsonl``)."""
     from training.heldout import JudgeError, judge_values
 
-    journal = Journal(directory)
-    if not journal.path.is_file():
-        raise MatchError(f"{journal.path}: no such journal (the --out directory of a match)")
-    records = journal.load()
-    if not records:
-        raise MatchError(f"{journal.path}: no finished game")
+    records = finished_games(directory)
 
     def values_of(positions: list[Position]) -> np.ndarray:
         log(f"{len(positions)} positions to judge")

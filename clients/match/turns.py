@@ -175,17 +175,23 @@ def format_turns(players: list[PlayerTurns], records: list[GameRecord], wld_from
     return "\n".join(lines)
 
 
-def run(directory: Path, wld_from: int = DEFAULT_FROM, exact_from: int = DEFAULT_EXACT,
-        threads: int = 1, table_bits: int = DEFAULT_TABLE_BITS,
-        log: Callable[[str], None] | None = None
-        ) -> tuple[list[GameRecord], list[Verdict], list[PlayerTurns]]:
-    """Judge every game of the match in ``directory`` (its ``journal.jsonl``)."""
+def finished_games(directory: Path) -> list[GameRecord]:
+    """The games of the match journal in ``directory``; MatchError where there are none."""
     journal = Journal(directory)
     if not journal.path.is_file():
         raise MatchError(f"{journal.path}: no such journal (the --out directory of a match)")
     records = journal.load()
     if not records:
         raise MatchError(f"{journal.path}: no finished game")
+    return records
+
+
+def run(directory: Path, wld_from: int = DEFAULT_FROM, exact_from: int = DEFAULT_EXACT,
+        threads: int = 1, table_bits: int = DEFAULT_TABLE_BITS,
+        log: Callable[[str], None] | None = None
+        ) -> tuple[list[GameRecord], list[Verdict], list[PlayerTurns]]:
+    """Judge every game of the match in ``directory`` (its ``journal.jsonl``)."""
+    records = finished_games(directory)
     solver = Solver(table_bits, threads=threads)
     verdicts: list[Verdict] = []
     t0 = time.monotonic()
