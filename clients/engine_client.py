@@ -442,6 +442,16 @@ class ZmqChannel(Channel):
         self._close_socket()
         self.sock = None
 
+    def __del__(self) -> None:
+        # A channel dropped without close(): pyzmq would close its two sockets in whatever
+        # order the collector frees them, and a monitor reader closed while monitoring is on
+        # blocks the context's I/O thread for good at the next connection event (every socket
+        # of the process then stops).  Stop monitoring first, as close() does.
+        try:
+            self._close_socket()
+        except Exception:
+            pass
+
 
 class InProcessChannel(_QueuedChannel):
     """A Session and its protocol handler in this process, driven as the stdio front end drives

@@ -113,8 +113,11 @@ def _zmq_context_still_works(request):
     carrying messages (engines and in-process servers idle in their polls, clients waiting for
     replies) and every later ZeroMQ test there waited out its timeouts: the form a blocked libzmq
     I/O thread takes (as when a socket monitor's reader is closed while the monitor is still on).
-    The trigger is not known.  This names the test after which it happened and gives the tests
-    after it a context of their own."""
+    One way there is known and closed: a monitor's reader closed while monitoring was on (a
+    client dropped without ``close()`` had its sockets closed in the collector's order; the
+    channel now stops monitoring first, ``test_zmq.py`` checks it).  Whether that was the only
+    one is not known, so this stays: it names the test after which it happened and gives the
+    tests after it a context of their own."""
     yield
     if "zmq" not in sys.modules:
         return

@@ -745,3 +745,37 @@ def test_a_zmq_only_engine_says_where_it_listens_once_bound_and_stays_quiet_besi
     p = subprocess.run(engine, input="nboard 2\nping 1\n", capture_output=True, text=True,
                        timeout=120, cwd=REPO)
     assert p.returncode == 0 and p.stdout == "pong 1\n" and p.stderr == "", p.stderr
+
+
+def _carries_a_message(ctx: zmq.Context, timeout_s: float) -> bool:
+    a, b = ctx.socket(zmq.ROUTER), ctx.socket(zmq.DEALER)
+    try:
+        a.setsockopt(zmq.LINGER, 0)
+        b.setsockopt(zmq.LINGER, 0)
+        port = a.bind_to_random_port("tcp://127.0.0.1")
+        b.connect(f"tcp://127.0.0.1:{port}")
+        b.send(b"?")
+        return bool(a.poll(int(timeout_s * 1000)))
+    finally:
+        a.close(0)
+        b.close(0)
+
+
+def test_a_client_dropped_without_close_stops_its_monitor_and_closes_its_socket():
+    """A client the program forgets (no close()) closes its socket itself, monitoring stopped
+    first.  Left to the collector, the monitor's reader could close while monitoring is still
+    on, and the next connection event would block the context's I/O thread and every socket of
+    the process with it (seen in a full run of the suite)."""
+    ctx = zmq.Context()   # its own: a blocked context is never terminated, only left behind
+    server = ZmqServer(EngineOptions(agent="random", warmup=False),
+                       ServerConfig(endpoint="tcp://127.0.0.1:*"), context=ctx)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    c = RemoteEngine(server.endpoint, timeout=WAIT, context=ctx)
+    assert c.gtp("name")
+    sock = c.channel.sock   # a reference the collector cannot free: only the channel closes it
+    del c
+    assert sock is not None and sock.closed
+    server.stop()           # a connection event, were anything still monitored
+    t.join(WAIT)
+    assert _carries_a_message(ctx, timeout_s=WAIT)

@@ -576,13 +576,7 @@ class ZmqServer:
             self.table.close(identity, "server stop", forget=False)
         if self.store is not None:
             self.table.store_call(lambda store: store.release(KIND))
-        if self.monitor is not None:
-            try:
-                self.socket.disable_monitor()
-            except zmq.ZMQError:
-                pass
-            self.monitor.close(0)
-            self.monitor = None
+        self._stop_monitor()
         self.socket.close(0)
         with self._pipe_lock:
             for fd in (self._wake_r, self._wake_w):
@@ -592,6 +586,26 @@ class ZmqServer:
         if self._auth is not None:
             self._auth.stop()
             self._auth = None
+
+
+    def _stop_monitor(self) -> None:
+        # Monitoring off before its reader closes: a reader closed while it is on blocks the
+        # context's I/O thread for good at the next connection event.
+        if self.monitor is not None:
+            try:
+                self.socket.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            self.monitor.close(0)
+            self.monitor = None
+
+    def __del__(self) -> None:
+        # A server made and never served (or never closed): its sockets would otherwise close
+        # in the collector's order.
+        try:
+            self._stop_monitor()
+        except Exception:
+            pass
 
 
 def _frame_fd(frame: zmq.Frame) -> int | None:
