@@ -1,4 +1,5 @@
-"""The web page as a player uses it, in Chromium at a desktop and a phone size.
+"""The web page as a player uses it, in Chromium at a desktop and a phone size (each test whose
+subject does not depend on the layout at one of them).
 
 Each feature of the page is checked by its effect on what a player sees: colours, the board
 after stepping back, the position a link opens, what survives a new tab.  The server and
@@ -70,6 +71,14 @@ def server(tmp_path_factory) -> Iterator[WebServerProcess]:
 @pytest.fixture(params=sorted(SIZES))
 def size(request) -> str:
     return str(request.param)
+
+
+# A test whose subject does not depend on the layout (rules, storage, links, what the engines
+# say) runs at one size, half of them at each, so that every size is still driven through
+# every kind of control; the layout's own tests (pointer and touch, scrolling, contrast, errors
+# beside their controls) run at both.
+ON_A_PHONE = pytest.mark.parametrize("size", ["phone"])
+ON_A_DESKTOP = pytest.mark.parametrize("size", ["desktop"])
 
 
 @pytest.fixture
@@ -164,6 +173,7 @@ def test_a_square_that_is_not_legal_keeps_its_colour_under_the_pointer(server, c
 
 
 # --- names a player reads -----------------------------------------------------------------
+@ON_A_DESKTOP
 def test_the_opponents_have_player_names_and_the_internals_are_under_advanced(server, context):
     page = open_page(context, server.url)
     labels = page.eval_on_selector_all('[data-role="agent"] option', "els => els.map(e => "
@@ -206,6 +216,7 @@ def test_the_opponents_have_player_names_and_the_internals_are_under_advanced(se
     assert "solve the root exactly" in page.inner_text('[data-role="params"]')
 
 
+@ON_A_DESKTOP
 def test_a_newcomer_starts_against_beginner_and_the_last_choice_is_remembered(server,
                                                                              context):
     page = open_page(context, server.url)   # a fresh profile: nothing remembered
@@ -221,6 +232,7 @@ def test_a_newcomer_starts_against_beginner_and_the_last_choice_is_remembered(se
 
 
 # --- the move list: stepping back, keys, play from here -----------------------------------
+@ON_A_PHONE
 def test_the_move_list_steps_through_the_game_and_play_from_here_branches(server, context):
     page = open_page(context, server.url)
     new_game(page)
@@ -262,6 +274,7 @@ def test_the_move_list_steps_through_the_game_and_play_from_here_branches(server
 
 
 # --- last-move marks ----------------------------------------------------------------------
+@ON_A_DESKTOP
 def test_the_last_move_of_each_side_is_marked(server, context):
     page = open_page(context, server.url)
     new_game(page)
@@ -277,6 +290,7 @@ def test_the_last_move_of_each_side_is_marked(server, context):
 
 
 # --- the evaluation bar and one series per engine -----------------------------------------
+@ON_A_PHONE
 def test_two_engines_have_a_series_each_and_the_bar_follows_the_evaluation(server, context):
     page = open_page(context, server.url)
     page.select_option('[data-role="color"]', "watch")
@@ -332,6 +346,7 @@ def analyst_points(page: Any) -> dict[int, float]:
 
 
 # --- settings and the game remembered -----------------------------------------------------
+@ON_A_PHONE
 def test_settings_and_the_game_in_progress_survive_a_new_tab(server, context):
     page = open_page(context, server.url)
     new_game(page, color="white", agent="agent:random")
@@ -353,6 +368,7 @@ def test_settings_and_the_game_in_progress_survive_a_new_tab(server, context):
 
 
 # --- the link -----------------------------------------------------------------------------
+@ON_A_DESKTOP
 def test_a_link_reproduces_the_game(server, browser, size):  # noqa: F811
     ctx = browser.new_context(**SIZES[size])
     page = open_page(ctx, server.url)
@@ -382,6 +398,7 @@ def finished_game(seed: int) -> str:
     return "".join(square_name(m) for m in game.moves if m != PASS)
 
 
+@ON_A_DESKTOP
 def test_rematch_and_swap_colours_after_a_game(server, context):
     page = open_page(context, server.url)
     new_game(page)
@@ -401,6 +418,7 @@ def test_rematch_and_swap_colours_after_a_game(server, context):
 
 
 # --- whole-game analysis -------------------------------------------------------------------
+@ON_A_DESKTOP
 def test_whole_game_analysis_marks_the_moves_that_lost_discs(server, context):
     page = open_page(context, server.url)
     new_game(page)
@@ -431,6 +449,7 @@ def test_whole_game_analysis_marks_the_moves_that_lost_discs(server, context):
 
 
 # --- dark theme and reduced motion --------------------------------------------------------
+@ON_A_DESKTOP
 def test_dark_theme_and_reduced_motion_follow_the_system(server, browser, size):  # noqa: F811
     def luminance(rgb: str) -> float:
         r, g, b = (int(x) for x in rgb[rgb.index("(") + 1:rgb.index(")")].split(",")[:3])
@@ -468,6 +487,7 @@ def test_new_game_from_the_panel_brings_the_board_into_view(server, context, siz
 
 
 # --- the clock ----------------------------------------------------------------------------
+@ON_A_DESKTOP
 def test_the_clock_runs_for_the_side_to_move_and_shows_both(server, context):
     page = open_page(context, server.url)
     page.select_option('[data-role="clock"]', "180+2")
@@ -496,8 +516,8 @@ def test_the_clock_runs_for_the_side_to_move_and_shows_both(server, context):
         == "180+2"
 
 
-# The clock's rules do not depend on the screen: one size (the wait is 15 s of a real clock).
-@pytest.mark.parametrize("size", ["phone"])
+# (the wait is 15 s of a real clock)
+@ON_A_PHONE
 def test_a_side_whose_clock_runs_out_loses_and_the_board_stops(server, context):
     page = open_page(context, server.url)
     page.select_option('[data-role="clock"]', "15+0")
@@ -518,6 +538,7 @@ def test_a_side_whose_clock_runs_out_loses_and_the_board_stops(server, context):
 
 
 # --- the board editor ---------------------------------------------------------------------
+@ON_A_PHONE
 def test_the_board_editor_sets_up_a_position_the_engine_plays_from(server, context):
     page = open_page(context, server.url)
     new_game(page)
@@ -581,6 +602,7 @@ def show_hint(page: Any) -> None:
     page.locator(".sq .hint.best").wait_for(state="attached", timeout=60_000)
 
 
+@ON_A_PHONE
 def test_a_hint_against_beginner_is_the_analysts_best_move(server, context):
     r = analyst_result(OPENING)
     ranked = sorted((m.eval for m in r.moves), reverse=True)
@@ -786,6 +808,7 @@ def test_the_selected_move_stays_readable_under_the_pointer(server, context):
     assert [x for x in low_contrast(page) if '"' + moves_of(page)[1] in x] == []
 
 
+@ON_A_DESKTOP
 def test_no_number_on_the_page_has_more_than_two_decimals_or_reads_minus_zero(server, context):
     page = open_page(context, server.url)
     rich_page(page)
