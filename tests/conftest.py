@@ -83,11 +83,12 @@ def gtp():
     h.close()
 
 
-def _shared_zmq_context_carries_messages() -> bool:
-    """A message over tcp between two fresh sockets of pyzmq's shared context."""
+def context_carries_a_message(ctx=None, timeout_s: float = WAIT) -> bool:
+    """A message over tcp between two fresh sockets of ``ctx`` (pyzmq's shared context by
+    default) within ``timeout_s``."""
     import zmq
 
-    ctx = zmq.Context.instance()
+    ctx = ctx or zmq.Context.instance()
     a = ctx.socket(zmq.ROUTER)
     b = ctx.socket(zmq.DEALER)
     try:
@@ -96,7 +97,7 @@ def _shared_zmq_context_carries_messages() -> bool:
         port = a.bind_to_random_port("tcp://127.0.0.1")
         b.connect(f"tcp://127.0.0.1:{port}")
         b.send(b"?")
-        return bool(a.poll(int(WAIT * 1000)))
+        return bool(a.poll(int(timeout_s * 1000)))
     finally:
         a.close(0)
         b.close(0)
@@ -121,7 +122,7 @@ def _zmq_context_still_works(request):
     yield
     if "zmq" not in sys.modules:
         return
-    if not _shared_zmq_context_carries_messages():
+    if not context_carries_a_message():
         import zmq
 
         # The next Context.instance() is a new context; the blocked one is kept, never
