@@ -587,7 +587,6 @@ class ZmqServer:
             self._auth.stop()
             self._auth = None
 
-
     def _stop_monitor(self) -> None:
         # Monitoring off before its reader closes: a reader closed while it is on blocks the
         # context's I/O thread for good at the next connection event.
