@@ -14,6 +14,7 @@ import zmq
 
 from clients.remote import RemoteEngine, RemoteError
 from engine_server.game import Game, parse_move
+from engine_server.serve import zmq_server
 from engine_server.serve.zmq_server import (
     SecurityError,
     ServerConfig,
@@ -767,3 +768,35 @@ def test_a_client_dropped_without_close_stops_its_monitor_and_closes_its_socket(
     server.stop()           # a connection event, were anything still monitored
     t.join(WAIT)
     assert context_carries_a_message(ctx)
+
+
+def test_a_port_held_for_a_moment_is_bound_once_free_and_one_held_for_good_is_refused(
+        monkeypatch):
+    """A server restarted on its port can find it held for a moment (the socket before it
+    closing in libzmq's background, a local client's reconnection connected to itself)."""
+    import socket
+
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    threading.Timer(0.5, holder.close).start()
+    s, t = start_server(endpoint=f"tcp://127.0.0.1:{port}", agent="random")
+    try:
+        assert s.endpoint == f"tcp://127.0.0.1:{port}"
+        c = RemoteEngine(s.endpoint, timeout=WAIT)
+        assert c.gtp("name")
+        c.close()
+    finally:
+        s.stop()
+        t.join(WAIT)
+    monkeypatch.setattr(zmq_server, "BIND_RETRY_S", 0.3)
+    for_good = socket.socket()
+    for_good.bind(("127.0.0.1", 0))
+    for_good.listen()
+    try:
+        with pytest.raises(zmq.ZMQError, match="in use"):
+            ZmqServer(EngineOptions(agent="random", warmup=False),
+                      ServerConfig(endpoint=f"tcp://127.0.0.1:{for_good.getsockname()[1]}"))
+    finally:
+        for_good.close()

@@ -56,6 +56,7 @@ may bind where, and CURVE, is ``zmq_security.py``'s.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import queue
@@ -107,6 +108,11 @@ DRAIN_LINGER_S = 1.0
 # Seconds between the store's housekeeping: renewing this server's leases (a third of their
 # length) and ending stored sessions nobody came back to.
 SWEEP_INTERVAL = 30.0
+# A port found in use is tried again for this long before the bind fails: a server restarted on
+# its port can find it held for a moment by the closing of the socket before it (libzmq closes
+# in the background) or by a local client reconnecting to it, whose connection to a port with
+# no listener can end up connected to itself.
+BIND_RETRY_S = 5.0
 STOPPING = ("server stopping (a restart or a shutdown): this request was not run; send it "
             "again in a few seconds")
 LOST_ON_STOP = ("session lost: the server is stopping and this session cannot move to the next "
@@ -210,7 +216,14 @@ class ZmqServer:
             sock.setsockopt(zmq.HEARTBEAT_TTL, min(3 * ivl, 6_553_500))
         self._auth = secure(sock, self.ctx, cfg.endpoint, cfg.server_secret_key,
                             cfg.allowed_clients, cfg.insecure)
-        sock.bind(cfg.endpoint)
+        try:
+            _bind_when_free(sock, cfg.endpoint)
+        except zmq.ZMQError:
+            sock.close(0)
+            if self._auth is not None:
+                self._auth.stop()
+                self._auth = None
+            raise
         self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
         log.info("zmq_listening", endpoint=self.endpoint, curve=self._auth is not None)
         return sock
@@ -605,6 +618,23 @@ class ZmqServer:
             self._stop_monitor()
         except Exception:
             pass
+
+
+def _bind_when_free(sock: zmq.Socket, endpoint: str) -> None:
+    retry_s = BIND_RETRY_S
+    deadline = time.monotonic() + retry_s
+    told = False
+    while True:
+        try:
+            sock.bind(endpoint)
+            return
+        except zmq.ZMQError as e:
+            if e.errno != errno.EADDRINUSE or time.monotonic() >= deadline:
+                raise
+            if not told:
+                log.info("zmq_address_in_use", endpoint=endpoint, retry_s=retry_s)
+                told = True
+            time.sleep(0.05)
 
 
 def _frame_fd(frame: zmq.Frame) -> int | None:
