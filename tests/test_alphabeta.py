@@ -191,6 +191,62 @@ def test_search_to_the_end_is_the_exact_solve(rules):
         assert {m: v[0] for m, v in r.moves.items()} == exact, pos.to_string()
 
 
+def test_an_open_window_searches_past_the_table_and_a_null_window_trusts_it():
+    """A node of the principal variation (an open window) is searched whatever its own table
+    entry holds: with every child of the root given a false exact value, the analysis of every
+    root move (each child an open window) still finds the values of a search from an empty
+    table, at full width and at 74%.  A null window around the false value takes it."""
+    from engine_server.eval import mpc as M
+    from engine_server.search import alphabeta as AB
+    from engine_server.search.alphabeta.pvs import _pvs
+    from engine_server.search.alphabeta.table import GEN, _store
+
+    W = default_weights(STANDARD)
+    level = AB.SELECTIVITY_PCT.index(74)
+    margins = M.shipped(STANDARD, W).margins(AB.SELECTIVITY_T[level], SCALE)
+    false = 50 * SCALE
+    depth = 7
+
+    def poison(ab, child):
+        cP, cO = child.bitboards()
+        _store(ab.keys, ab.data, cP, cO, np.int64(STANDARD), np.int64(-AB.INF), np.int64(AB.INF),
+               np.int64(false), np.int64(60), np.int64(127), ab.ctl[GEN],
+               np.int64(AB.SEL_EXACT))
+
+    checked = 0
+    for sel, table in ((AB.SEL_EXACT, AB.NO_MPC), (level, margins)):
+        for pos in positions_with(STANDARD, (30, 44), 3, seed=23):
+            if pos.is_game_over() or pos.must_pass():
+                continue
+            P, O = pos.bitboards()
+            order = np.array(pos.legal_moves(), np.int64)
+            n = len(order)
+            found = []
+            for poisoned in (False, True):
+                ab = AlphaBeta(W, table_bits=16)
+                ctl = ab.ctl
+                ctl[AB.LIMIT], ctl[AB.SEL] = np.iinfo(np.int64).max, sel
+                if poisoned:
+                    for m in order:
+                        poison(ab, pos.play(int(m)))
+                scores = np.zeros(n, np.int64)
+                AB.search_root(P, O, np.int64(-AB.INF), np.int64(AB.INF), np.int64(depth), ab.W,
+                               np.int64(STANDARD), ab.keys, ab.data, ctl, order, scores,
+                               np.zeros(n, np.int64), True, table)
+                assert ctl[AB.ROOT_DONE] == 1
+                found.append(scores.tolist())
+            assert found[1] == found[0], (pos.to_string(), sel)
+            assert -false not in found[0]
+            child = pos.play(int(order[0]))
+            poison(ab, child)   # (the search above stored its true value)
+            cP, cO = child.bitboards()
+            v = _pvs(cP, cO, np.int64(false - 1), np.int64(false), np.int64(depth - 1),
+                     np.int64(1), ab.W, np.int64(STANDARD), ab.keys, ab.data, ctl, table)
+            assert v == false
+            checked += 1
+    assert checked >= 4
+
+
 def test_windows_on_exact_nodes_are_fail_soft_in_score_units():
     """A search to the end against any window (score units, four to a disc, not multiples of
     four): a value at or below alpha bounds the exact value from above, one at or above beta

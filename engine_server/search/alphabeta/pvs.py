@@ -288,15 +288,19 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     # transposition table
     hash_move = _NO_MOVE
     sel = ctl[SEL]
+    # a node of the principal variation (an open window) is searched whatever its own entry or
+    # ProbCut says, as Edax's PVS_midgame does: its value is the one the root reports, and a
+    # selective cut or an entry of another window there bends it
+    pv = beta - alpha > 1
     d = probe(keys, data, i, P, O, rules)
     if d != 0:
         hash_move = entry_move(d)
         # bounds found at least as deep and with at least this confidence decide
-        if entry_depth(d) >= depth and entry_sel(d) >= sel:
+        if not pv and entry_depth(d) >= depth and entry_sel(d) >= sel:
             cut, v, alpha, beta = table_cut(entry_lower(d), entry_upper(d), alpha, beta)
             if cut:
                 return v
-    if depth >= MPC_MIN_DEPTH and sel < SEL_EXACT and ctl[PC_NEST] < PC_MAX_NEST:
+    if not pv and depth >= MPC_MIN_DEPTH and sel < SEL_EXACT and ctl[PC_NEST] < PC_MAX_NEST:
         margin = mpc[depth, 64 - popcount(P | O)]
         if margin > 0:
             ds = _shallow(depth)
