@@ -199,7 +199,7 @@ def test_an_open_window_searches_past_the_table_and_a_null_window_trusts_it():
     from engine_server.eval import mpc as M
     from engine_server.search import alphabeta as AB
     from engine_server.search.alphabeta.pvs import _pvs
-    from engine_server.search.alphabeta.table import GEN, _store
+    from engine_server.search.alphabeta.table import _NO_MOVE, GEN, _store
 
     W = default_weights(STANDARD)
     level = AB.SELECTIVITY_PCT.index(74)
@@ -210,7 +210,7 @@ def test_an_open_window_searches_past_the_table_and_a_null_window_trusts_it():
     def poison(ab, child):
         cP, cO = child.bitboards()
         _store(ab.keys, ab.data, cP, cO, np.int64(STANDARD), np.int64(-AB.INF), np.int64(AB.INF),
-               np.int64(false), np.int64(60), np.int64(127), ab.ctl[GEN],
+               np.int64(false), np.int64(60), np.int64(_NO_MOVE), ab.ctl[GEN],
                np.int64(AB.SEL_EXACT))
 
     checked = 0

@@ -220,9 +220,7 @@ class ZmqServer:
             _bind_when_free(sock, cfg.endpoint)
         except zmq.ZMQError:
             sock.close(0)
-            if self._auth is not None:
-                self._auth.stop()
-                self._auth = None
+            self._stop_auth()
             raise
         self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
         log.info("zmq_listening", endpoint=self.endpoint, curve=self._auth is not None)
@@ -596,6 +594,9 @@ class ZmqServer:
                 if fd >= 0:
                     os.close(fd)
             self._wake_r = self._wake_w = -1
+        self._stop_auth()
+
+    def _stop_auth(self) -> None:
         if self._auth is not None:
             self._auth.stop()
             self._auth = None
