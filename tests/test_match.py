@@ -417,6 +417,8 @@ FAKE_GTP = textwrap.dedent('''\
             out("=")
             break
         if cmd == "protocol_version":
+            if MODE == "slowstart":
+                time.sleep(3)  # a cold start, as an engine compiling its kernels
             out("= 2")
         elif cmd == "name":
             out("= Fake" + MODE)
@@ -494,6 +496,30 @@ def test_faulty_engines_lose_with_the_right_reason(tmp_path):
     assert by_name["illegal"]["forfeits"] == {"illegal": 2}
     assert by_name["garbage"]["forfeits"] == {"protocol": 2}
     assert "played d4" in next(r["detail"] for r in recs if r["reason"] == "illegal")
+
+
+@pytest.mark.slow  # engine processes
+def test_setup_timeout_bounds_the_handshake_and_is_not_part_of_the_match(tmp_path, capsys):
+    script = tmp_path / "fake_gtp.py"
+    script.write_text(FAKE_GTP)
+    slow = f"slow=gtp:{PY} {script} slowstart"
+    out = tmp_path / "m"
+    argv = [FAST, slow, "--games", "2", "--move-time", "1", "--playouts", "200", "--out",
+            str(out), "--concurrency", "1", "--no-progress", "--no-plots", "--seed", "5"]
+    # 3 s to answer protocol_version: past a 0.5 s limit, each game lost before it starts
+    assert cli_main(argv + ["--setup-timeout", "0.5"]) == 0
+    recs = [json.loads(l) for l in (out / "journal.jsonl").read_text().splitlines()]
+    assert len(recs) == 2
+    for r in recs:
+        assert r["reason"] == "timeout" and "at game start" in r["detail"], r["detail"]
+        assert r[r["loser"]] == "slow"
+    # the same match with more games under a longer limit resumes (the limit does not change
+    # which games exist) and the new games are played out
+    assert cli_main(argv[:3] + ["4"] + argv[4:] + ["--setup-timeout", "30"]) == 0
+    recs = [json.loads(l) for l in (out / "journal.jsonl").read_text().splitlines()]
+    assert len(recs) == 4
+    assert all(r["reason"] != "timeout" for r in recs[2:]), [r["detail"] for r in recs[2:]]
+    capsys.readouterr()
 
 
 @pytest.mark.slow  # whole games against engine processes

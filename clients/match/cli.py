@@ -27,7 +27,7 @@ from engine_server.log import configure_logging
 
 from .config import FORMATS, MatchConfig, MatchError
 from .elo import Sprt
-from .players import KINDS, TimeControl
+from .players import KINDS, SETUP_TIMEOUT, TimeControl
 from .results import format_table
 from .tournament import run_match
 
@@ -91,6 +91,9 @@ def _match_parser() -> argparse.ArgumentParser:
                         "(e.g. 180/0, 5:00/2)")
     p.add_argument("--grace", type=float, default=1.0, metavar="S",
                    help="lateness tolerated before a time loss (default 1 s)")
+    p.add_argument("--setup-timeout", type=_positive(float), default=SETUP_TIMEOUT, metavar="S",
+                   help="seconds an engine has for each step of its start-up and handshake "
+                        f"before it loses the game on time (default {SETUP_TIMEOUT:g})")
     p.add_argument("--playouts", type=_positive(int), metavar="N",
                    help="per-move playout budget for in-process agents (Limits(playouts=N))")
     p.add_argument("--rules", choices=["standard", "reversed"], default="standard")
@@ -240,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     clock, inc = args.clock if args.clock else (None, 0.0)
     tc = TimeControl(move_time=args.move_time, clock=clock, increment=inc, grace=args.grace,
                      playouts=args.playouts, tree_reuse=not args.no_tree_reuse,
-                     nboard_depth=args.nboard_depth)
+                     nboard_depth=args.nboard_depth, setup=args.setup_timeout)
     try:
         sprt = Sprt.parse(args.sprt) if args.sprt else None
         config = MatchConfig(players=expand_players(args.players), out=Path(args.out or "."),

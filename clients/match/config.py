@@ -48,7 +48,9 @@ class MatchConfig:
             raise MatchError(str(e)) from None
 
     def identity(self) -> dict[str, Any]:
-        """Everything that decides which games exist and how they are played."""
+        """Everything that decides which games exist and how they are played (the start-up
+        limit decides neither, so a match resumes under another one)."""
+        tc = {k: v for k, v in self.tc.as_dict().items() if k != "setup"}
         return {"players": list(self.players), "format": self.format, "rules": self.rules,
-                "tc": self.tc.as_dict(), "openings": self.openings, "seed": self.seed,
+                "tc": tc, "openings": self.openings, "seed": self.seed,
                 "swap": self.swap, "event": self.event}

@@ -18,7 +18,7 @@ from engine_server.game import Color, Game, ggf
 KINDS = ("agent", "gtp", "nboard", "zmq", "cs303")
 _NAME_RE = re.compile(r"^([A-Za-z0-9_.+#-]+)=(.+)$")
 
-SETUP_TIMEOUT = 60.0     # engine start-up and handshake (numba caches load here)
+SETUP_TIMEOUT = 60.0     # engine start-up and handshake (numba caches load here); --setup-timeout
 COMMAND_TIMEOUT = 20.0   # any command other than a move request
 
 
@@ -98,7 +98,9 @@ class PlayerSpec:
 class TimeControl:
     """What bounds a move.  ``move_time`` is the hard per-move limit, ``clock`` a game clock of
     ``clock`` seconds plus ``increment`` per move; ``grace`` is the lateness tolerated before a
-    move counts as a time loss; ``playouts`` is a per-move budget for in-process agents."""
+    move counts as a time loss; ``playouts`` is a per-move budget for in-process agents;
+    ``setup`` bounds each step of an engine's start-up and handshake (not part of a match's
+    identity: it decides whether a game starts, not how it is played)."""
 
     move_time: float | None = None
     clock: float | None = None
@@ -107,6 +109,7 @@ class TimeControl:
     playouts: int | None = None
     tree_reuse: bool = True
     nboard_depth: int | None = None
+    setup: float = SETUP_TIMEOUT
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)

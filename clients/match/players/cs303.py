@@ -12,7 +12,6 @@ from clients.engine_process import EngineProcess
 from engine_server.game import PASS, Color, Game
 
 from .base import (
-    SETUP_TIMEOUT,
     Player,
     PlayerCrash,
     PlayerIllegal,
@@ -73,9 +72,9 @@ class Cs303Player(Player):
         repo = str(Path(__file__).resolve().parents[3])
         env["PYTHONPATH"] = repo + os.pathsep + env.get("PYTHONPATH", "")
         self.proc = EngineProcess(args, env=env)
-        self._request({"op": "load", "seed": seed}, SETUP_TIMEOUT, "import")
+        self._request({"op": "load", "seed": seed}, self.tc.setup, "import")
         self._request({"op": "new", "color": -1 if color == Color.BLACK else 1,
-                       "time_out": self.time_out}, self.time_out + SETUP_TIMEOUT, "__init__")
+                       "time_out": self.time_out}, self.time_out + self.tc.setup, "__init__")
 
     def genmove(self, turn: Turn) -> Reply:
         """The last element of ``candidate_list``, read as the course judge reads it; each

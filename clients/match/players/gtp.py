@@ -21,7 +21,6 @@ from engine_server.log import get_logger
 
 from .base import (
     COMMAND_TIMEOUT,
-    SETUP_TIMEOUT,
     Player,
     PlayerCrash,
     PlayerError,
@@ -82,7 +81,7 @@ class _GtpBase(Player):
             return client.command(line, timeout, retries=self._retries(line))
 
     def _start(self) -> None:
-        version = self._command("protocol_version", SETUP_TIMEOUT)
+        version = self._command("protocol_version", self.tc.setup)
         if version.strip() not in ("1", "2"):
             log.info("gtp_protocol_version", engine=self.spec.name, version=version)
         with self._talking("list_commands", COMMAND_TIMEOUT) as client:
@@ -96,7 +95,7 @@ class _GtpBase(Player):
             # A dry-run search before the first game: engines that load or compile their
             # search code lazily (ours: numba caches) would otherwise pay for it on move one.
             self._command("clear_board", COMMAND_TIMEOUT)
-            self._command("reg_genmove black", SETUP_TIMEOUT)
+            self._command("reg_genmove black", self.tc.setup)
         self.started = True
 
     def new_game(self, game: Game, color: Color, seed: int) -> None:

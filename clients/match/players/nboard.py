@@ -13,7 +13,6 @@ from protocol import nboard as nb
 
 from .base import (
     COMMAND_TIMEOUT,
-    SETUP_TIMEOUT,
     Player,
     PlayerCrash,
     PlayerProtocolError,
@@ -79,15 +78,15 @@ class NBoardPlayer(Player):
             self._send("nboard 2")
             if self.tc.nboard_depth is not None:
                 self._send(f"set depth {self.tc.nboard_depth}")
-            self._sync(SETUP_TIMEOUT)
+            self._sync(self.tc.setup)
             # A dry-run search from the start position (see gtp._GtpBase._start): an engine that
             # loads its search code lazily pays for it here, not on move one.
             ti, _ = nboard_clock(self.tc, [])
             start = ggf.GgfRecord(start=Position.start(), tags={"TI": ti})
             self._send(nb.set_game_line(start.to_text()))
-            self._sync(SETUP_TIMEOUT)
+            self._sync(self.tc.setup)
             self._send("go")
-            self._read_until(nb.is_move_line, SETUP_TIMEOUT, "=== move")
+            self._read_until(nb.is_move_line, self.tc.setup, "=== move")
 
     def genmove(self, turn: Turn) -> Reply:
         ti, items = nboard_clock(self.tc, turn.items)
