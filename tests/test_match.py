@@ -23,6 +23,7 @@ from clients.match import openings as O
 from clients.match import pool as P
 from clients.match.cli import main as cli_main
 from clients.match.cli import parse_clock
+from clients.match.compare import compare
 from clients.match.journal import Journal
 from clients.match.players import (
     PlayerSpec,
@@ -147,6 +148,94 @@ def test_sprt():
     assert s.llr(100, 50, 100) < 0  # an even score is evidence for elo0 = 0 against elo1 = 10
     with pytest.raises(ValueError):
         E.Sprt.parse("10,0")
+
+
+def test_game_pairs_give_the_pentanomial_interval():
+    assert E.pentanomial([0, 0.5, 1, 1, 1.5, 2, 2, 2]) == [1, 1, 2, 1, 3]
+    with pytest.raises(ValueError):
+        E.pentanomial([0.25])
+    # 40 pairs split 1-1 (each opening won by the colour it favours): the same 50% as 40
+    # draws or as 20 pairs of 2 and 20 of 0, but no spread at all
+    s, lo, hi = E.pair_score_interval([0, 0, 40, 0, 0])
+    assert (s, lo, hi) == (0.5, 0.5, 0.5)
+    # 10 pairs of 2 points and 10 of 0: mean 0.5, pair variance 0.25, se = sqrt(0.25 / 20)
+    s, lo, hi = E.pair_score_interval([10, 0, 0, 0, 10])
+    assert s == 0.5 and hi - s == pytest.approx(E.Z95 * math.sqrt(0.25 / 20))
+    # the same 40 games as single games (20 wins, 20 losses): wider than paired 1-1 splits,
+    # narrower than pairs that move together
+    _, tlo, thi = E.score_interval(20, 0, 20)
+    assert thi - 0.5 == pytest.approx(E.Z95 * math.sqrt(0.25 / 40))
+    assert 0 < thi - 0.5 < hi - 0.5
+    iv = E.pair_elo_interval([2, 5, 20, 8, 5])
+    s, lo, hi = E.pair_score_interval([2, 5, 20, 8, 5])
+    assert iv.elo == pytest.approx(E.elo_from_score(s)) and iv.low == pytest.approx(
+        E.elo_from_score(lo)) and iv.high == pytest.approx(E.elo_from_score(hi))
+    assert math.isinf(E.pair_elo_interval([0, 0, 0, 0, 0]).low)
+
+
+def _record(opening: int, swap: int, a_wins: bool | None) -> GameRecord:
+    """A played-out game of ``a`` against ``b``: ``a`` is black in swap 0."""
+    rec = GameRecord.from_dict(json.loads(OLD_JOURNAL_LINE))
+    rec.key = f"a vs b|o{opening}|s{swap}|r0"
+    rec.opening_index, rec.swap = opening, swap
+    rec.black, rec.white = ("a", "b") if swap == 0 else ("b", "a")
+    rec.reason, rec.loser = "normal", None
+    a_color = "black" if swap == 0 else "white"
+    b_color = "white" if swap == 0 else "black"
+    rec.winner = None if a_wins is None else (a_color if a_wins else b_color)
+    rec.black_score = 0 if a_wins is None else (2 if rec.winner == "black" else -2)
+    return rec
+
+
+def test_the_table_reports_game_pairs_beside_single_games(tmp_path):
+    # openings 0-5 each won by black whoever plays it, opening 6 a draw and a win for a,
+    # opening 7 played once (its pair unfinished)
+    recs = [_record(o, sw, sw == 0) for o in range(6) for sw in (0, 1)]
+    recs += [_record(6, 0, None), _record(6, 1, True), _record(7, 0, True)]
+    config = MatchConfig(players=["a=agent:random", "b=agent:random"], out=tmp_path)
+    res = summarize(config, recs, 16)
+    (pr,) = res["pairings"]
+    assert (pr["wins"], pr["draws"], pr["losses"]) == (8, 1, 6)
+    gp = pr["game_pairs"]
+    assert gp["pairs"] == 7 and gp["pentanomial"] == [0, 0, 6, 1, 0]
+    s, lo, hi = E.pair_score_interval([0, 0, 6, 1, 0])
+    assert gp["score"] == round(s, 4) and gp["score_interval"] == [round(lo, 4), round(hi, 4)]
+    # pairs split by colour are far more certain than the same games counted one by one
+    assert gp["score_interval"][1] - gp["score_interval"][0] < \
+        0.5 * (pr["score_interval"][1] - pr["score_interval"][0])
+    text = format_table(res)
+    assert "7 pairs scoring 0/0.5/1/1.5/2: 0/0/6/1/0" in text
+    assert f"score {100 * pr['score']:.1f}% [" in text
+    # without colour swaps there are no pairs to report
+    config.swap = False
+    assert "game_pairs" not in summarize(config, recs, 16)["pairings"][0]
+
+
+def test_compare_pairs_two_matches_game_by_game(tmp_path, capsys):
+    # match A: a wins openings 0-3 as black only; match B: the same, and opening 4 as white
+    # too, a draw in opening 5 as black, and one game A never played
+    a = [_record(o, sw, sw == 0) for o in range(6) for sw in (0, 1)]
+    b = [_record(o, sw, sw == 0 or o == 4) for o in range(6) for sw in (0, 1)]
+    b[10] = _record(5, 0, None)
+    b.append(_record(9, 0, True))
+    for name, recs in (("A", a), ("B", b)):
+        j = Journal(tmp_path / name)
+        j.dir.mkdir()
+        for r in recs:
+            j.append(r)
+    c = compare(a, b)
+    assert (c.player_a, c.games, c.changed, c.only_a, c.only_b) == ("a", 12, 2, 0, 1)
+    assert c.score_a == 0.5 and c.mean_diff == pytest.approx(0.5 / 12)
+    diffs = [0.0] * 10 + [1.0, -0.5]
+    sd = math.sqrt(sum((d - 0.5 / 12) ** 2 for d in diffs) / 11)
+    assert c.high - c.mean_diff == pytest.approx(E.Z95 * sd / math.sqrt(12))
+    assert cli_main(["compare", str(tmp_path / "A"), str(tmp_path / "B")]) == 0
+    out = capsys.readouterr().out
+    assert "12 games matched" in out and "2 results differ" in out and "+0.042" in out
+    assert cli_main(["compare", str(tmp_path / "A"), str(tmp_path / "nothing")]) == 2
+    assert "holds no journal.jsonl" in capsys.readouterr().err
+    with pytest.raises(MatchError, match="no game of 'c'"):
+        compare(a, b, player_b="c")
 
 
 # --- tournaments with in-process agents ---------------------------------------------------------

@@ -233,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
         from .turns import main as turns_main
 
         return turns_main(args_list[1:])
+    if args_list and args_list[0] == "compare":
+        from .compare import main as compare_main
+
+        return compare_main(args_list[1:])
     if args_list and args_list[0] == "phases":
         from .phases import main as phases_main
 

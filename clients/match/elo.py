@@ -68,6 +68,57 @@ def elo_interval(wins: float, draws: float, losses: float, z: float = Z95) -> In
     return Interval(elo_from_score(s), elo_from_score(s - z * se), elo_from_score(s + z * se))
 
 
+def score_interval(wins: float, draws: float, losses: float,
+                   z: float = Z95) -> tuple[float, float, float]:
+    """(score, low, high): the mean score of single games with its normal-approximation
+    interval (the same as :func:`elo_interval`, before the logistic curve)."""
+    n = wins + draws + losses
+    if n == 0:
+        return 0.5, 0.0, 1.0
+    s = (wins + 0.5 * draws) / n
+    se = math.sqrt(score_variance(wins, draws, losses) / n)
+    return s, s - z * se, s + z * se
+
+
+# A game pair (one opening, each side once with black) scores 0, 1/2, 1, 3/2 or 2 points:
+# the pentanomial counts.  Its per-game mean is one of these.
+PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def pentanomial(pair_points: list[float]) -> list[int]:
+    """The five counts of game pairs that scored 0, 1/2, 1, 3/2 and 2 points."""
+    counts = [0] * 5
+    for x in pair_points:
+        k = round(2 * x)
+        if not 0 <= k <= 4 or abs(2 * x - k) > 1e-9:
+            raise ValueError(f"a game pair scores 0, 0.5, 1, 1.5 or 2 points, not {x}")
+        counts[k] += 1
+    return counts
+
+
+def pair_score_interval(counts: list[int], z: float = Z95) -> tuple[float, float, float]:
+    """(score, low, high) from pentanomial counts: the per-game mean score with the interval
+    of the mean of the pairs (Fishtest's pentanomial model).  Playing each opening with both
+    colours makes the two games of a pair move together (a lopsided opening gives both games
+    to the side it favours, one each way), and the variance of the pairs says how much of the
+    single games' spread that removes; the trinomial interval ignores it."""
+    n = sum(counts)
+    if n == 0:
+        return 0.5, 0.0, 1.0
+    s = sum(c * x for c, x in zip(counts, PAIR_SCORES)) / n
+    var = sum(c * (x - s) ** 2 for c, x in zip(counts, PAIR_SCORES)) / n
+    se = math.sqrt(var / n)
+    return s, s - z * se, s + z * se
+
+
+def pair_elo_interval(counts: list[int], z: float = Z95) -> Interval:
+    """:func:`pair_score_interval` mapped through the logistic curve."""
+    if sum(counts) == 0:
+        return Interval(0.0, -math.inf, math.inf)
+    s, lo, hi = pair_score_interval(counts, z)
+    return Interval(elo_from_score(s), elo_from_score(lo), elo_from_score(hi))
+
+
 def wilson_interval(successes: float, n: float, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval of a proportion (win rates in the reproduction tables)."""
     if n == 0:

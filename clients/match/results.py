@@ -13,6 +13,7 @@ from .record import COLORS, GameRecord
 from .schedule import labels, pairings
 
 _OUTCOME_INDEX = {"win": 0, "draw": 1, "loss": 2}
+_POINTS = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 
 
 def tally(records: list[GameRecord], label: str) -> tuple[int, int, int]:
@@ -51,6 +52,8 @@ def summarize(config: MatchConfig, records: list[GameRecord], scheduled: int,
         pair_res[(names[i], names[j])] = [0, 0, 0]
     colors = {"black": 0, "white": 0, "draw": 0}
     reasons: dict[str, int] = {}
+    # the first player's points in each game of an opening's pair, by colour swap
+    halves: dict[tuple[str, str, int, int], dict[int, float]] = {}
     for rec in records:
         colors[rec.winner or "draw"] += 1
         reasons[rec.reason] = reasons.get(rec.reason, 0) + 1
@@ -82,6 +85,8 @@ def summarize(config: MatchConfig, records: list[GameRecord], scheduled: int,
         if (a, b) in pair_res:
             outcome, _ = _player_view(rec, a)
             pair_res[(a, b)][_OUTCOME_INDEX[outcome]] += 1
+            halves.setdefault((a, b, rec.opening_index, rec.round), {})[rec.swap] = \
+                _POINTS[outcome]
     anchor = names[0] if config.format == "gauntlet" else None
     ratings = {r.name: r for r in E.bradley_terry(
         names, {k: (v[0], v[1], v[2]) for k, v in pair_res.items()}, anchor=anchor)}
@@ -110,9 +115,23 @@ def summarize(config: MatchConfig, records: list[GameRecord], scheduled: int,
     for (a, b), (w, d, l) in pair_res.items():
         total = w + d + l
         iv = E.elo_interval(w, d, l)
-        pairs.append({"a": a, "b": b, "games": total, "wins": w, "draws": d, "losses": l,
-                      "score": round((w + 0.5 * d) / total, 4) if total else None,
-                      "elo": iv.as_dict(), "los": round(E.likelihood_of_superiority(w, l), 4)})
+        _, lo, hi = E.score_interval(w, d, l)
+        entry: dict[str, Any] = {
+            "a": a, "b": b, "games": total, "wins": w, "draws": d, "losses": l,
+            "score": round((w + 0.5 * d) / total, 4) if total else None,
+            "score_interval": [round(lo, 4), round(hi, 4)] if total else None,
+            "elo": iv.as_dict(), "los": round(E.likelihood_of_superiority(w, l), 4)}
+        # complete pairs only: an opening played with both colours
+        done = [sum(h.values()) for (pa, pb, _, _), h in halves.items()
+                if (pa, pb) == (a, b) and len(h) == 2]
+        if config.swap and done:
+            counts = E.pentanomial(done)
+            ps, plo, phi = E.pair_score_interval(counts)
+            entry["game_pairs"] = {
+                "pairs": len(done), "pentanomial": counts, "score": round(ps, 4),
+                "score_interval": [round(plo, 4), round(phi, 4)],
+                "elo": E.pair_elo_interval(counts).as_dict()}
+        pairs.append(entry)
     matrix: list[list[float | None]] = [[None] * len(names) for _ in names]
     for pr in pairs:
         if pr["games"]:
@@ -172,8 +191,22 @@ def format_table(results: dict[str, Any]) -> str:
         e = pr["elo"]
         elo_text = (f"{e['elo']:+.1f} [{_num(e['low'], '-inf')}, {_num(e['high'], '+inf')}]"
                     if e["elo"] is not None else "unbounded (one side scored every point)")
+        score_text = f"{100 * pr['score']:.1f}%"
+        if pr.get("score_interval"):  # results written before it was reported lack it
+            lo, hi = pr["score_interval"]
+            score_text += f" [{100 * lo:.1f}, {100 * hi:.1f}]"
         lines.append(f"  {pr['a']} vs {pr['b']}: +{pr['wins']} ={pr['draws']} -{pr['losses']}"
-                     f"  score {100 * pr['score']:.1f}%  Elo {elo_text}  LOS {pr['los']:.3f}")
+                     f"  score {score_text}  Elo {elo_text}  LOS {pr['los']:.3f}")
+        gp = pr.get("game_pairs")
+        if gp:
+            e = gp["elo"]
+            plo, phi = gp["score_interval"]
+            elo_text = (f"{e['elo']:+.1f} [{_num(e['low'], '-inf')}, {_num(e['high'], '+inf')}]"
+                        if e["elo"] is not None else "unbounded")
+            lines.append(f"    by game pairs (each opening with both colours): {gp['pairs']} pairs"
+                         f" scoring 0/0.5/1/1.5/2: {'/'.join(map(str, gp['pentanomial']))}"
+                         f"  score {100 * gp['score']:.1f}% [{100 * plo:.1f}, {100 * phi:.1f}]"
+                         f"  Elo {elo_text}")
     c = results["colors"]
     lines.append(f"colours: black won {c['black']}, white won {c['white']}, draws {c['draw']}")
     if results.get("sprt"):
