@@ -28,6 +28,10 @@ def test_errors_are_mean_absolute_differences_to_the_deepest_value_per_bucket():
                        "mae_depth4": 0.0}
     assert rows[1]["mae_depth0"] == 2.5 and rows[1]["mae_depth2"] == 1.5
     assert rows[2]["positions"] == 3 and rows[2]["mae_depth0"] == pytest.approx(7 / 3, abs=1e-3)
+    # bands of six start at multiples of six: 18-23 holds both positions of 20 and 23
+    rows = H.errors(values, empties, depth=4, band=6)
+    assert [r["empties"] for r in rows] == [[0, 5], [18, 23], [2, 23]]
+    assert rows[1]["positions"] == 2 and rows[1]["mae_depth0"] == 2.5
 
 
 def test_positions_come_from_held_out_games_only():
@@ -91,6 +95,7 @@ def test_the_command_writes_a_reproducible_report_with_a_plot(tmp_path):
 def test_bad_empties_and_a_label_shallower_than_the_scored_depths_are_refused(capsys):
     assert train_main(["heldout", "--min-empties", "30", "--max-empties", "20"]) == 2
     assert train_main(["heldout", "--depth", "2"]) == 2
+    assert train_main(["heldout", "--band", "0"]) == 2
     assert "--depth 2" in capsys.readouterr().err
 
 

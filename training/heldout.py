@@ -39,7 +39,7 @@ from .wthor import DEFAULT_WTHOR
 
 HOLDOUT = 20          # patterns.train holds out every game whose index is divisible by this
 SHALLOW = (0, 2, 4)   # the depths scored against the label
-BUCKET = 5            # empties per row of the report
+BUCKET = 5            # empties per row of the report (``--band``)
 
 
 def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empties: int,
@@ -75,10 +75,11 @@ def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empt
 
 
 def errors(values: np.ndarray, empties: np.ndarray, depth: int,
-           labels: np.ndarray | None = None) -> list[dict[str, Any]]:
-    """MAE of each shallow depth of ``values`` against the label, per bucket of empties; a row
-    per bucket that has positions, then one for all of them.  The label is ``labels``' value
-    at ``depth`` (``values``' own when not given), or at the end when fewer empties remain."""
+           labels: np.ndarray | None = None, band: int = BUCKET) -> list[dict[str, Any]]:
+    """MAE of each shallow depth of ``values`` against the label, per band of ``band``
+    empties (from a multiple of it: 24-29, 30-35... for 6); a row per band that has positions,
+    then one for all of them.  The label is ``labels``' value at ``depth`` (``values``' own
+    when not given), or at the end when fewer empties remain."""
     idx = np.arange(len(values))
     if labels is not None and labels.ndim == 1:
         label = labels          # one value per position: an outside judge's
@@ -86,8 +87,8 @@ def errors(values: np.ndarray, empties: np.ndarray, depth: int,
         label = (values if labels is None else labels)[idx, np.minimum(depth, empties)]
     rows = []
     lo_all, hi_all = int(empties.min()), int(empties.max())
-    buckets = [(lo, min(lo + BUCKET - 1, hi_all))
-               for lo in range(lo_all - lo_all % BUCKET, hi_all + 1, BUCKET)]
+    buckets = [(lo, min(lo + band - 1, hi_all))
+               for lo in range(lo_all - lo_all % band, hi_all + 1, band)]
     for lo, hi in [*buckets, (lo_all, hi_all)]:
         sel = (empties >= lo) & (empties <= hi)
         if not sel.any():
@@ -115,8 +116,8 @@ def _searched(rules: int, positions: list[Position], w: np.ndarray, d: int, thre
 
 def report(rules: int, weights: np.ndarray, positions: list[Position], depth: int, threads: int,
            work: Path | None, log: Callable[[str], None],
-           label_weights: np.ndarray | None = None, judge: np.ndarray | None = None
-           ) -> dict[str, Any]:
+           label_weights: np.ndarray | None = None, judge: np.ndarray | None = None,
+           band: int = BUCKET) -> dict[str, Any]:
     """The errors of ``weights``' shallow values against depth-``depth`` values of
     ``label_weights`` (the same weights when not given), so that two evaluations are judged
     by one set of labels; or against ``judge``, one outside value per position."""
@@ -134,7 +135,7 @@ def report(rules: int, weights: np.ndarray, positions: list[Position], depth: in
     empties = np.array([p.empties for p in positions])
     return {"rules": str(Rules(rules)), "positions": len(positions), "label_depth": depth,
             "seconds": round(time.monotonic() - t0, 1),
-            "rows": errors(values, empties, depth, labels)}
+            "rows": errors(values, empties, depth, labels, band)}
 
 
 def children(positions: list[Position]) -> tuple[list[Position], np.ndarray, np.ndarray,
@@ -190,7 +191,8 @@ def regrets(ours: np.ndarray, judged: np.ndarray, parent: np.ndarray, n: int) ->
 def regret_report(rules: int, weights: np.ndarray, positions: list[Position], depth: int,
                   threads: int, work: Path | None, log: Callable[[str], None],
                   judge: np.ndarray, kids: list[Position], parent: np.ndarray,
-                  kid: np.ndarray, sign: np.ndarray, exact: np.ndarray) -> dict[str, Any]:
+                  kid: np.ndarray, sign: np.ndarray, exact: np.ndarray,
+                  band: int = BUCKET) -> dict[str, Any]:
     """Scores moves, not values: ``judge`` holds the outside engine's depth-``depth`` value of
     every kid. A search of depth d ranks the moves by our depth-d values of the kids; its
     regret is the judge's value of its best move less that of ours.  The positions' own values
@@ -204,7 +206,7 @@ def regret_report(rules: int, weights: np.ndarray, positions: list[Position], de
     judged = move_values(judge, kid, sign, exact)
     best = np.array([judged[parent == i].max() for i in range(len(positions))])
     empties = np.array([p.empties for p in positions])
-    rows = errors(searched(positions, "pos"), empties, depth + 1, best)
+    rows = errors(searched(positions, "pos"), empties, depth + 1, best, band)
     ours = searched(kids, "kids")
     kid_empties = np.array([k.empties for k in kids])
     per_depth = {}
@@ -366,6 +368,9 @@ def add_parser(sub: Any) -> None:
     h.add_argument("--outside-book", action="store_true",
                    help="only positions the package's opening book for the rules does not "
                         "hold: those the engine evaluates in play")
+    h.add_argument("--band", type=int, default=BUCKET,
+                   help="empties per row of the report, from a multiple of it (6: 24-29, "
+                   "30-35, ...)")
     h.add_argument("--threads", type=int, default=2)
     h.add_argument("--seed", type=int, default=7)
     h.add_argument("--work", type=Path, default=Path("build/train"),
@@ -384,6 +389,9 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     if not 1 <= args.min_empties <= args.max_empties <= 59:
         print("othello-train heldout: need 1 <= --min-empties <= --max-empties <= 59",
               file=sys.stderr)
+        return 2
+    if args.band < 1:
+        print("othello-train heldout: --band must be at least 1", file=sys.stderr)
         return 2
     if args.judge is None and args.depth < max(SHALLOW):
         print(f"othello-train heldout: --depth {args.depth}: our own label must be at least as "
@@ -441,10 +449,10 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     if args.regret:
         assert judged is not None
         result = regret_report(rules, weights, positions, args.depth, args.threads, args.work,
-                               log, judged, kids, parent, kid, sign, exact)
+                               log, judged, kids, parent, kid, sign, exact, args.band)
     else:
         result = report(rules, weights, positions, args.depth, args.threads, args.work, log,
-                        label_weights, judged)
+                        label_weights, judged, args.band)
     if args.judge is not None:
         from clients.match.players import PlayerSpec
 
