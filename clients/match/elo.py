@@ -98,10 +98,10 @@ def pentanomial(pair_points: list[float]) -> list[int]:
 
 def pair_score_interval(counts: list[int], z: float = Z95) -> tuple[float, float, float]:
     """(score, low, high) from pentanomial counts: the per-game mean score with the interval
-    of the mean of the pairs (Fishtest's pentanomial model).  Playing each opening with both
-    colours makes the two games of a pair move together (a lopsided opening gives both games
-    to the side it favours, one each way), and the variance of the pairs says how much of the
-    single games' spread that removes; the trinomial interval ignores it."""
+    of the mean of the pairs (Fishtest's pentanomial model).  The two games of a pair are not
+    independent: a lopsided opening tends to give each player the game in which it has the
+    favoured colour, a 1-1 pair that single games count as two results far from the mean.
+    The variance of the pairs measures that; the trinomial interval ignores it."""
     n = sum(counts)
     if n == 0:
         return 0.5, 0.0, 1.0

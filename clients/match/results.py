@@ -52,8 +52,8 @@ def summarize(config: MatchConfig, records: list[GameRecord], scheduled: int,
         pair_res[(names[i], names[j])] = [0, 0, 0]
     colors = {"black": 0, "white": 0, "draw": 0}
     reasons: dict[str, int] = {}
-    # the first player's points in each game of an opening's pair, by colour swap
-    halves: dict[tuple[str, str, int, int], dict[int, float]] = {}
+    # per pairing, the first player's points in each game of an opening's pair, by colour swap
+    halves: dict[tuple[str, str], dict[tuple[int, int], dict[int, float]]] = {}
     for rec in records:
         colors[rec.winner or "draw"] += 1
         reasons[rec.reason] = reasons.get(rec.reason, 0) + 1
@@ -85,8 +85,8 @@ def summarize(config: MatchConfig, records: list[GameRecord], scheduled: int,
         if (a, b) in pair_res:
             outcome, _ = _player_view(rec, a)
             pair_res[(a, b)][_OUTCOME_INDEX[outcome]] += 1
-            halves.setdefault((a, b, rec.opening_index, rec.round), {})[rec.swap] = \
-                _POINTS[outcome]
+            halves.setdefault((a, b), {}).setdefault((rec.opening_index, rec.round), {})[
+                rec.swap] = _POINTS[outcome]
     anchor = names[0] if config.format == "gauntlet" else None
     ratings = {r.name: r for r in E.bradley_terry(
         names, {k: (v[0], v[1], v[2]) for k, v in pair_res.items()}, anchor=anchor)}
@@ -122,8 +122,7 @@ def summarize(config: MatchConfig, records: list[GameRecord], scheduled: int,
             "score_interval": [round(lo, 4), round(hi, 4)] if total else None,
             "elo": iv.as_dict(), "los": round(E.likelihood_of_superiority(w, l), 4)}
         # complete pairs only: an opening played with both colours
-        done = [sum(h.values()) for (pa, pb, _, _), h in halves.items()
-                if (pa, pb) == (a, b) and len(h) == 2]
+        done = [sum(h.values()) for h in halves.get((a, b), {}).values() if len(h) == 2]
         if config.swap and done:
             counts = E.pentanomial(done)
             ps, plo, phi = E.pair_score_interval(counts)
