@@ -22,9 +22,7 @@ from pathlib import Path
 from .config import MatchError
 from .elo import Z95
 from .journal import Journal
-from .record import GameRecord
-
-_POINTS = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+from .record import POINTS, GameRecord
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,7 @@ def _by_game(records: list[GameRecord], player: str) -> dict[tuple[int, int, int
     for r in records:
         outcome = r.outcome_for(player)
         if outcome is not None:
-            out[(r.opening_index, r.swap, r.round)] = _POINTS[outcome]
+            out[(r.opening_index, r.swap, r.round)] = POINTS[outcome]
     return out
 
 

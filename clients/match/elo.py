@@ -60,12 +60,10 @@ def score_variance(wins: float, draws: float, losses: float) -> float:
 def elo_interval(wins: float, draws: float, losses: float, z: float = Z95) -> Interval:
     """Elo difference of a head-to-head result with its normal-approximation interval (the
     interval of the mean score, mapped through the logistic curve, as cutechess reports it)."""
-    n = wins + draws + losses
-    if n == 0:
+    if wins + draws + losses == 0:
         return Interval(0.0, -math.inf, math.inf)
-    s = (wins + 0.5 * draws) / n
-    se = math.sqrt(score_variance(wins, draws, losses) / n)
-    return Interval(elo_from_score(s), elo_from_score(s - z * se), elo_from_score(s + z * se))
+    s, lo, hi = score_interval(wins, draws, losses, z)
+    return Interval(elo_from_score(s), elo_from_score(lo), elo_from_score(hi))
 
 
 def score_interval(wins: float, draws: float, losses: float,

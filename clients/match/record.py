@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 COLORS = ("black", "white")
+POINTS = {"win": 1.0, "draw": 0.5, "loss": 0.0}   # a game's points by outcome
 
 
 def _split(cls: type, data: dict[str, Any], what: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -9,11 +9,10 @@ from typing import Any
 
 from . import elo as E
 from .config import MatchConfig
-from .record import COLORS, GameRecord
+from .record import COLORS, POINTS, GameRecord
 from .schedule import labels, pairings
 
 _OUTCOME_INDEX = {"win": 0, "draw": 1, "loss": 2}
-_POINTS = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 
 
 def tally(records: list[GameRecord], label: str) -> tuple[int, int, int]:
@@ -86,7 +85,7 @@ def summarize(config: MatchConfig, records: list[GameRecord], scheduled: int,
             outcome, _ = _player_view(rec, a)
             pair_res[(a, b)][_OUTCOME_INDEX[outcome]] += 1
             halves.setdefault((a, b), {}).setdefault((rec.opening_index, rec.round), {})[
-                rec.swap] = _POINTS[outcome]
+                rec.swap] = POINTS[outcome]
     anchor = names[0] if config.format == "gauntlet" else None
     ratings = {r.name: r for r in E.bradley_terry(
         names, {k: (v[0], v[1], v[2]) for k, v in pair_res.items()}, anchor=anchor)}
