@@ -11,6 +11,7 @@
     othello-train patterns --save-state S ...    # ... keeping what the fit learnt, and later
     othello-train patterns --prior S --no-wthor --data NEW   # adding new data to it
     othello-train patterns --prior S --no-wthor --book FILE  # ... e.g. the book's values
+    othello-train ranking --prior S --out W      # the experts' moves first among siblings
 
 Every step is seeded; data sets are cached in --work so an interrupted run resumes.
 """
@@ -105,12 +106,14 @@ def _parser() -> argparse.ArgumentParser:
 
     from .heldout import add_parser as add_heldout
     from .mpc import add_parser as add_mpc
+    from .ranking import add_parser as add_ranking
     from .selfplay_data import add_parser as add_selfplay
 
     add_az(sub)
     add_mpc(sub)
     add_heldout(sub)
     add_selfplay(sub)
+    add_ranking(sub)
     return p
 
 
@@ -128,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
         from .heldout import main as heldout_main
 
         return heldout_main(args, argv)
+    if args.cmd == "ranking":
+        from .ranking import main as ranking_main
+
+        return ranking_main(args, argv)
     if args.cmd == "selfplay":
         from .selfplay_data import main as selfplay_main
 
