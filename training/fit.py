@@ -124,6 +124,15 @@ def fit_stage(X: np.ndarray, y: np.ndarray, iterations: int = 40, l2: float = 2.
     b = grads.sum(axis=0)
     if prior is not None:
         b += lam * prior[0]
+    step = None if callback is None else \
+        (lambda it: callback(it, float(np.sqrt(np.mean((y - u) ** 2)))))
+    return conjugate_gradients(A, b, w, minv, iterations, step)
+
+
+def conjugate_gradients(A, b: np.ndarray, w: np.ndarray, minv: np.ndarray, iterations: int,
+                        callback=None) -> np.ndarray:
+    """``iterations`` of conjugate gradients on ``A(w) = b`` from ``w`` (updated in place and
+    returned), preconditioned by the inverse diagonal ``minv``; ``callback(it)`` after each."""
     r = b - A(w)
     z = minv * r
     p = z.copy()
@@ -140,8 +149,8 @@ def fit_stage(X: np.ndarray, y: np.ndarray, iterations: int = 40, l2: float = 2.
         p = z + (rz_new / rz) * p
         rz = rz_new
         if callback is not None:
-            callback(it, float(np.sqrt(np.mean((y - u) ** 2))))
+            callback(it)
     return w
 
 
-__all__ = ["features_of", "predict", "diagonal", "fit_stage"]
+__all__ = ["conjugate_gradients", "features_of", "predict", "diagonal", "fit_stage"]

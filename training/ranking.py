@@ -34,7 +34,7 @@ from numba import njit, prange
 from engine_server.eval.features import N_FEATURES, N_WEIGHTS, WEIGHT_SCALE, feature_indices
 from engine_server.game.bitboard import U0, U1, U, legal_moves, lowest_square, make_move, popcount
 
-from . import wthor
+from . import fit, wthor
 from .patterns import stage_rows
 from .prior import FitState, StateError
 
@@ -139,24 +139,15 @@ def _normal_product(idx, coef, rows, v, chunks, grads):
 
 
 @njit(cache=True)
-def _diagonal(idx, coef, rows, n_weights):
-    d = np.zeros(n_weights, np.float64)
-    for r in range(rows.shape[0]):
-        i = rows[r]
-        for q in range(idx.shape[1]):
-            c = coef[i, q]
-            d[idx[i, q]] += c * c
-    return d
-
-
-@njit(cache=True)
-def _column_sums(idx, coef, rows, n_weights):
-    """R^T 1 over ``rows``."""
+def _column_sums(idx, coef, rows, n_weights, power):
+    """Per weight, the sum of its coefficients (``power`` 1: R^T 1) or of their squares (2:
+    diag(R^T R), the preconditioner) over ``rows``."""
     g = np.zeros(n_weights, np.float64)
     for r in range(rows.shape[0]):
         i = rows[r]
         for q in range(idx.shape[1]):
-            g[idx[i, q]] += coef[i, q]
+            c = coef[i, q]
+            g[idx[i, q]] += c if power == 1 else c * c
     return g
 
 
@@ -220,29 +211,15 @@ def fit_pairs(idx: np.ndarray, coef: np.ndarray, mean: np.ndarray, lam: np.ndarr
             f"(mean shortfall {float(np.mean(np.maximum(0, margin - vals))):.3f})")
         if not len(rows):
             break
-        d = weight * _diagonal(idx, coef, rows, N_WEIGHTS)
+        d = weight * _column_sums(idx, coef, rows, N_WEIGHTS, 2)
         minv = 1.0 / (d + lam)
 
         def A(v, rows=rows):
             _normal_product(idx, coef, rows, v, chunks, grads)
             return weight * grads.sum(axis=0) + lam * v
 
-        b = weight * margin * _column_sums(idx, coef, rows, N_WEIGHTS) + lam * mean
-        r = b - A(w)
-        z = minv * r
-        p = z.copy()
-        rz = float(r @ z)
-        for _ in range(iterations):
-            if rz == 0.0:
-                break
-            Ap = A(p)
-            alpha = rz / float(p @ Ap)
-            w += alpha * p
-            r -= alpha * Ap
-            z = minv * r
-            rz_new = float(r @ z)
-            p = z + (rz_new / rz) * p
-            rz = rz_new
+        b = weight * margin * _column_sums(idx, coef, rows, N_WEIGHTS, 1) + lam * mean
+        w = fit.conjugate_gradients(A, b, w, minv, iterations)
     _row_values(idx, coef, w, vals)
     log(f"  after: {int(np.sum(vals < margin))} inside the margin, mean shortfall "
         f"{float(np.mean(np.maximum(0, margin - vals))):.3f}")
