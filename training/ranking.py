@@ -226,13 +226,16 @@ def fit_pairs(idx: np.ndarray, coef: np.ndarray, mean: np.ndarray, lam: np.ndarr
     return w
 
 
-def ordered(pairs: Pairs, stage_weights: np.ndarray, sel: np.ndarray) -> float:
-    """The share of the pairs ``sel`` whose played move the int16 stage weights rank above the
-    sibling (its child values lower for the opponent)."""
+def ordered(pairs: Pairs, sel: np.ndarray, *stage_weights: np.ndarray) -> list[float]:
+    """For each int16 stage weights, the share of the pairs ``sel`` whose played move they rank
+    above the sibling (its child values lower for the opponent); the rows are built once."""
     idx, coef = pair_rows(pairs.aP[sel], pairs.aO[sel], pairs.eP[sel], pairs.eO[sel])
     v = np.zeros(len(sel))
-    _row_values(idx, coef, stage_weights.astype(np.float64) / WEIGHT_SCALE, v)
-    return float(np.mean(v > 0))
+    shares = []
+    for w in stage_weights:
+        _row_values(idx, coef, w.astype(np.float64) / WEIGHT_SCALE, v)
+        shares.append(float(np.mean(v > 0)))
+    return shares
 
 
 def train_ranking(pairs: Pairs, prior: FitState, base: np.ndarray, margin: float,
@@ -263,8 +266,9 @@ def train_ranking(pairs: Pairs, prior: FitState, base: np.ndarray, margin: float
             own_test = np.nonzero(stage_rows(test.empties, s, 0, n_stages))[0]
             if len(own_test):
                 row["test_pairs"] = int(len(own_test))
-                row["test_ordered_before"] = round(ordered(test, base[s], own_test), 4)
-                row["test_ordered"] = round(ordered(test, weights[s], own_test), 4)
+                before, after = ordered(test, own_test, base[s], weights[s])
+                row["test_ordered_before"] = round(before, 4)
+                row["test_ordered"] = round(after, 4)
         report.append(row)
         log(json.dumps(row))
     return weights, report
