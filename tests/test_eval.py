@@ -186,12 +186,6 @@ def test_shipped_weights_are_small_and_described():
         assert p.stat().st_size <= 8 * 2 ** 20
         w, meta = wts.load(p, rules)
         assert w.shape == (F.N_STAGES, F.N_WEIGHTS)
-        if meta["command"].startswith("othello-train ranking"):
-            # a refit to the experts' choices keeps the description of the values fit it
-            # started from, and scores each stage it changed on held-out games
-            scored = [r for r in meta["report"] if "test_ordered" in r]
-            assert scored and all(r["test_ordered"] > r["test_ordered_before"] for r in scored)
-            meta = meta["base"]
         assert meta["command"].startswith("othello-train patterns")
         assert any(row.get("test_mae") for row in meta["report"])
         assert np.count_nonzero(w) > 10_000
