@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from engine_server.eval.features import N_FEATURES, N_WEIGHTS, feature_indices
+from engine_server.eval.features import N_FEATURES, N_WEIGHTS, WEIGHT_SCALE, feature_indices
 
 
 @njit(cache=True, parallel=True)
@@ -127,6 +127,11 @@ def fit_stage(X: np.ndarray, y: np.ndarray, iterations: int = 40, l2: float = 2.
     step = None if callback is None else \
         (lambda it: callback(it, float(np.sqrt(np.mean((y - u) ** 2)))))
     return conjugate_gradients(A, b, w, minv, iterations, step)
+
+
+def quantize(w: np.ndarray) -> np.ndarray:
+    """Weights in discs as the shipped files keep them: int16 in 1/WEIGHT_SCALE disc."""
+    return np.clip(np.rint(w * WEIGHT_SCALE), -32767, 32767).astype(np.int16)
 
 
 def conjugate_gradients(A, b: np.ndarray, w: np.ndarray, minv: np.ndarray, iterations: int,

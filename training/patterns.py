@@ -248,7 +248,7 @@ def train_with_state(data: Dataset, iterations: int = 30, l2: float = 5.0, windo
         del X
         mean[s] = w
         precision[s] = d if prior is None else d + prior.precision[s]
-        q = np.clip(np.rint(w * WEIGHT_SCALE), -32767, 32767).astype(np.int16)
+        q = fit.quantize(w)
         weights[s] = q
         last = 60 if s == n_stages - 1 else (s + 1) * per - 1
         row = {"stage": s, "plies": [s * per, last],

@@ -258,7 +258,7 @@ def train_ranking(pairs: Pairs, prior: FitState, base: np.ndarray, margin: float
         lam = l2 + prior_weight * prior.precision[s]
         log(f"stage {s}: {len(sel)} pairs ({int(own.sum())} of its own), width {idx.shape[1]}")
         w = fit_pairs(idx, coef, prior.mean[s], lam, margin, weight, rounds, log=log)
-        weights[s] = np.clip(np.rint(w * WEIGHT_SCALE), -32767, 32767).astype(np.int16)
+        weights[s] = fit.quantize(w)
         row = {"stage": s, "pairs": int(len(sel)),
                "changed_weights": int(np.count_nonzero(weights[s] != base[s])),
                "seconds": round(time.monotonic() - t0, 1)}
@@ -334,7 +334,7 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
             log(f"othello-train ranking: --base: {e}")
             return 2
     else:
-        base = np.clip(np.rint(prior.mean * WEIGHT_SCALE), -32767, 32767).astype(np.int16)
+        base = fit.quantize(prior.mean)
         base_meta = {}
     weights, report = train_ranking(pairs, prior, base.astype(np.int16), args.margin,
                                     args.weight, args.prior_weight, rounds=args.rounds,
