@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks.turning import TURNING, bench_turning, load
 from engine_server.game import PASS, Position
-from engine_server.search.endgame.solver import Solver
+from engine_server.search.endgame.solver import solve_move_scores
 from protocol.notation import square_name
 
 
@@ -38,8 +38,7 @@ def test_a_keeping_move_that_is_not_legal_is_named_with_its_line(tmp_path: Path)
 
 def _turning_position(empties: int) -> tuple[Position, int, list[int]]:
     """A position of seeded random play with ``empties`` empties where some move changes the
-    win/draw/loss outcome, its value and its keeping moves (solved move by move)."""
-    solver = Solver(threads=1)
+    win/draw/loss outcome, its value and its keeping moves (every move solved exactly)."""
     for seed in range(100):
         rng = np.random.default_rng(seed)
         pos = Position.start()
@@ -48,12 +47,7 @@ def _turning_position(empties: int) -> tuple[Position, int, list[int]]:
             pos = pos.play(int(rng.choice(moves)) if moves else PASS)
         if pos.is_game_over() or pos.empties != empties or len(pos.legal_moves()) < 2:
             continue
-        values = {}
-        for m in pos.legal_moves():
-            q = pos.play(m)
-            v = solver.solve(q, mode="wld").score
-            values[m] = v if q.side == pos.side else -v
-        signs = {m: (v > 0) - (v < 0) for m, v in values.items()}
+        signs = {m: (v > 0) - (v < 0) for m, v in solve_move_scores(pos).items()}
         best = max(signs.values())
         keeps = [m for m, s in signs.items() if s == best]
         if len(keeps) < len(signs):
