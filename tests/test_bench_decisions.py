@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from benchmarks.decisions import bench_decisions, choose, load
-from engine_server.game import PASS, Position
+from engine_server.game import Position
 from engine_server.search.endgame.solver import solve_move_scores
+
+from .endgame_positions import random_position
 
 
 def test_the_shipped_set_is_300_distinct_late_positions_with_a_choice() -> None:
@@ -33,23 +34,8 @@ def test_a_line_without_a_choice_or_that_does_not_parse_is_named(tmp_path: Path)
         load(bad)
 
 
-def _positions(empties: int, n: int) -> list[Position]:
-    out = []
-    for seed in range(200):
-        rng = np.random.default_rng(seed)
-        pos = Position.start()
-        while pos.empties > empties and not pos.is_game_over():
-            moves = pos.legal_moves()
-            pos = pos.play(int(rng.choice(moves)) if moves else PASS)
-        if pos.empties == empties and len(pos.legal_moves()) >= 3:
-            out.append(pos)
-            if len(out) == n:
-                return out
-    raise AssertionError("too few seeded positions")
-
-
 def test_the_judgement_matches_every_move_solved_exactly(tmp_path: Path) -> None:
-    positions = _positions(12, 6)
+    positions = [random_position(12, seed) for seed in range(6)]
     f = tmp_path / "set.txt"
     f.write_text("".join(f"{p.to_string()} {p.side}\n" for p in positions))
     # the alpha-beta agent solves 12 empties at its root: its moves are of maximal margin
