@@ -17,7 +17,6 @@ two threads, or beside other work, expect a few differences that are noise, not 
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -65,6 +64,7 @@ def choose(agent: str, positions: list[Position], seconds: float | None,
 def bench_decisions(agents: tuple[str, str], seconds: float | None = 0.85,
                     depth: int | None = None, limit: int | None = None,
                     solver_threads: int = 2, path: Path = DECISIONS) -> dict[str, Any]:
+    from clients.match.elo import mean_half_width
     from engine_server.search.endgame.solver import Solver
 
     positions = load(path)[:limit] if limit else load(path)
@@ -72,20 +72,20 @@ def bench_decisions(agents: tuple[str, str], seconds: float | None = 0.85,
     moves = [choose(a, positions, seconds, depth) for a in agents]
     search_s = time.monotonic() - t0
     solver = Solver(threads=solver_threads)
-    margins: dict[tuple[int, int], int] = {}
     diffs, outcome = [], [0, 0]
     better = [0, 0]
     t1 = time.monotonic()
+
+    def margin(p: Position, m: int) -> int:
+        r = solver.solve(p.play(m))
+        assert r.score is not None, "an unbounded solve always finishes"
+        return -r.score  # the child's score is its side to move's
+
     for i, p in enumerate(positions):
         ma, mb = moves[0][i], moves[1][i]
         if ma == mb:
             continue
-        for m in (ma, mb):
-            if (i, m) not in margins:
-                r = solver.solve(p.play(m))
-                assert r.score is not None, "an unbounded solve always finishes"
-                margins[i, m] = -r.score  # the child's score is its side to move's
-        va, vb = margins[i, ma], margins[i, mb]
+        va, vb = margin(p, ma), margin(p, mb)
         diffs.append(va - vb)
         better[0] += va > vb
         better[1] += vb > va
@@ -93,9 +93,7 @@ def bench_decisions(agents: tuple[str, str], seconds: float | None = 0.85,
         outcome[0] += sa > sb
         outcome[1] += sb > sa
     n = len(diffs)
-    mean = sum(diffs) / n if n else 0.0
-    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1)) if n > 1 else 0.0
-    half = 1.96 * sd / math.sqrt(n) if n > 1 else 0.0
+    mean, half = mean_half_width(diffs, z=1.96) if n > 1 else (float(diffs[0]) if n else 0.0, 0.0)
     return {"bench": "decisions", "agent_a": agents[0], "agent_b": agents[1],
             "seconds": None if depth is not None else seconds, "depth": depth,
             "positions": len(positions), "differ": n, "a_better": better[0],

@@ -7,6 +7,7 @@ Conventions: a win scores 1, a draw 1/2; Elo differences use the logistic curve
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,6 +116,15 @@ def pair_elo_interval(counts: list[int], z: float = Z95) -> Interval:
         return Interval(0.0, -math.inf, math.inf)
     s, lo, hi = pair_score_interval(counts, z)
     return Interval(elo_from_score(s), elo_from_score(lo), elo_from_score(hi))
+
+
+def mean_half_width(xs: list[float], z: float = Z95) -> tuple[float, float]:
+    """The mean of paired differences and the half width of its normal interval,
+    ``z * stdev / sqrt(n)`` (NaN with fewer than two)."""
+    mean = statistics.fmean(xs)
+    if len(xs) < 2:
+        return mean, math.nan
+    return mean, z * statistics.stdev(xs) / math.sqrt(len(xs))
 
 
 def wilson_interval(successes: float, n: float, z: float = Z95) -> tuple[float, float]:

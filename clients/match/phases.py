@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 from dataclasses import asdict, dataclass
@@ -38,6 +37,7 @@ from engine_server.game import PASS, Position
 from protocol.notation import square_name
 
 from .config import MatchError
+from .elo import mean_half_width
 from .record import GameRecord
 from .turns import finished_games, game_positions
 
@@ -105,10 +105,7 @@ def bands(first: int, last: int, width: int) -> list[tuple[int, int]]:
 
 
 def _interval(xs: list[float]) -> tuple[float, float, float]:
-    mean = statistics.fmean(xs)
-    if len(xs) < 2:
-        return mean, math.nan, math.nan
-    half = 1.96 * statistics.stdev(xs) / math.sqrt(len(xs))
+    mean, half = mean_half_width(xs, z=1.96)
     return mean, mean - half, mean + half
 
 
