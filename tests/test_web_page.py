@@ -779,19 +779,30 @@ def analysed_page(page: Any) -> None:
 
 def test_every_text_reads_at_4_5_to_1_in_every_state_light_and_dark(server, browser,  # noqa: F811
                                                                      size):
+    # one page, its system theme switched under it: the page must follow a change of theme
+    # while it is open, and each state is set up once for both themes
     bad: list[str] = []
-    for scheme in ("light", "dark"):
-        ctx = browser.new_context(color_scheme=scheme, **SIZES[size])
-        page = open_page(ctx, server.url)
-        page.locator('[data-role="params-box"] summary').click()   # Advanced, with its link
-        rich_page(page)
-        bad += check_every_state(page, f"{scheme}, a hint and an error")
-        analysed_page(page)
-        assert page.locator('.moves .mv[aria-current="true"].mistake, '
-                            '.moves .mv[aria-current="true"].blunder').count() == 1
-        bad += check_every_state(page, f"{scheme}, analysed")
-        assert page.js_errors == []
-        ctx.close()
+    ctx = browser.new_context(color_scheme="light", **SIZES[size])
+    page = open_page(ctx, server.url)
+    page.locator('[data-role="params-box"] summary').click()   # Advanced, with its link
+
+    def both_schemes(where: str) -> list[str]:
+        found, backgrounds = [], set()
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            backgrounds.add(page.evaluate("() => getComputedStyle(document.body).backgroundColor"))
+            found += check_every_state(page, f"{scheme}, {where}")
+        assert len(backgrounds) == 2, backgrounds   # the theme did change
+        return found
+
+    rich_page(page)
+    bad += both_schemes("a hint and an error")
+    analysed_page(page)
+    assert page.locator('.moves .mv[aria-current="true"].mistake, '
+                        '.moves .mv[aria-current="true"].blunder').count() == 1
+    bad += both_schemes("analysed")
+    assert page.js_errors == []
+    ctx.close()
     assert bad == []
 
 
