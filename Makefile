@@ -19,7 +19,7 @@ XDIST  ?= -n $(WORKERS) --dist loadgroup
 setup: $(STAMP)
 
 # Reinstall only when the project metadata changes; the install is editable so code edits need nothing.
-# The kernels compile (one core, about 2.5 minutes into an empty cache) while pip installs the dev
+# The kernels compile (one core, about 2 minutes into an empty cache) while pip installs the dev
 # tools on the other: the project and what it runs on first, then both at once. The dev tools come
 # from pyproject's list (a second `pip install -e '.[dev]'` would rebuild the project under the
 # compiling process).

@@ -35,6 +35,7 @@ SLOW_TESTS = {
         "test_bench_perft_and_search_print_json_lines": "benchmarks in a second process",
         "test_bench_eval_times_both_evaluation_kernels": "benchmarks in a second process",
         "test_bench_prints_the_latency_figures_the_tests_leave_to_it": "benchmarks",
+        "test_bench_startup_times_both_typings_of_the_recursive_kernels": "four engine starts",
         "test_precompile_is_quiet_on_stderr": "compiles every kernel in a second process",
         "test_cs303_check_on_a_terminal_prints_each_line_once": "the checker's judge games",
     },

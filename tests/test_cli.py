@@ -263,3 +263,19 @@ def test_list_agents_says_where_names_are_used():
         assert use in head, use
     # the GTP command is named as one, not as a shell command beside --agent
     assert "othello-agent NAME, --agent NAME" not in r.stdout
+
+
+def test_bench_startup_times_both_typings_of_the_recursive_kernels():
+    # on the suite's kernel cache, already filled: the bench's own default, a new empty cache
+    # per run, compiles for a minute and is left to the command (docs/engine.md, "First start")
+    from engine_server import kernel_cache
+
+    r = _run("-m", "benchmarks.cli", "startup", "--runs", "1", "--typing", "both",
+             "--agent", "best:threads=1", "--cache-base", str(kernel_cache.base_dir()), "--json")
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout)
+    assert obj["empty_cache"] is False and obj["runs"] == 1 and obj["opening"]
+    for kind in ("ours", "numba"):
+        assert obj[f"{kind}_first_start_move_median_s"] >= obj["ready_median_s"] > 0
+        assert obj[f"{kind}_later_start_move_median_s"] > 0
+    assert obj["first_start_ratio_ours_to_numba"] > 0
