@@ -288,6 +288,7 @@ def _serve_zmq(cfg: Config, options: EngineOptions) -> int:
     import threading
     from pathlib import Path
 
+    from .serve.signals import handle_signals
     from .serve.stdio import serve_stdio
     from .serve.store import store_from_settings
     from .serve.zmq_server import SecurityError, ServerConfig, ZmqServer
@@ -313,8 +314,7 @@ def _serve_zmq(cfg: Config, options: EngineOptions) -> int:
     if not z["stdio"]:
         # Both drain: requests under way finish (up to drain_timeout), then the sessions wait
         # in the store for the next server.
-        signal.signal(signal.SIGTERM, lambda *a: server.stop(drain=True))
-        signal.signal(signal.SIGINT, lambda *a: server.stop(drain=True))
+        handle_signals([signal.SIGTERM, signal.SIGINT], lambda signum: server.stop(drain=True))
         # bound, so clients may connect now; with stdio serving a protocol too, stderr stays
         # quiet (NBoard merges it into the protocol)
         print(server.ready_line(), file=sys.stderr, flush=True)

@@ -17,12 +17,13 @@ import signal
 import sys
 import threading
 import time
-from types import FrameType
 from typing import IO, Iterator
 
 from engine_server.commands.controller import Controller, Request
 from engine_server.log import get_logger
 from engine_server.session import EngineOptions, Output, Session
+
+from .signals import handle_signals
 
 log = get_logger("stdio")
 
@@ -86,17 +87,13 @@ def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes]
         # the lines read so far are still answered, searches included
         lines.put(Request("", time.monotonic(), end_of_input=True))
 
-    def on_term(signum: int, frame: FrameType | None) -> None:
+    def on_term(signum: int) -> None:
         log.info("signal", signum=signum)
         controller.stop_now()
         lines.put(None)
 
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, on_term)
-        try:
-            signal.signal(signal.SIGHUP, on_term)
-        except (AttributeError, ValueError):
-            pass
+        handle_signals([signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)], on_term)
     threading.Thread(target=reader, name="stdin-reader", daemon=True).start()
     if hasattr(in_stream, "isatty") and in_stream.isatty():
         print("othello-engine: type GTP commands (e.g. 'genmove black', 'showboard', "
@@ -105,7 +102,7 @@ def serve_stdio(options: EngineOptions, protocol: str = "auto", stdin: IO[bytes]
 
     log.info("engine_ready", agent=options.agent, rules=str(options.rules), protocol=protocol)
     try:
-        # a bounded wait, so that the main thread runs the signal handlers
+        # a bounded wait: a stop (SIGTERM's, from the signals thread) is seen within it
         controller.run(lines, poll=0.5)
     finally:
         log.info("engine_exit")
