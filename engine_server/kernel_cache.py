@@ -8,7 +8,9 @@ in every process that loads it. Here the cache directory is named by a hash of e
 that kernels are made of (the ``game``, ``eval`` and ``search`` layers, the ``training`` package,
 the AlphaZero loop's ``papers/alphazero`` and ``protocol/notation.py``, whose pass square the
 kernels read) and of the numba, llvmlite and Python versions, so any change there starts from an
-empty directory and compiles what it uses; nothing else about numba's caching changes.
+empty directory and compiles what it uses.  Inside it, a file's kernels are filed by the file's
+place in the project rather than on the disk (``kernel_locator.py``), so copies of the same
+sources in other places (the wheel built from a checkout, a second clone) share them.
 
 It must run before the first kernel is decorated, so ``engine_server/__init__.py`` calls
 :func:`configure` on import.  The base directory is ``$OTHELLO_NUMBA_CACHE``, else
@@ -44,6 +46,13 @@ KERNEL_SOURCES = (PACKAGE_ROOT.parent / "protocol" / "notation.py", PACKAGE_ROOT
                   PACKAGE_ROOT / "eval", PACKAGE_ROOT / "search", PACKAGE_ROOT.parent / "training",
                   PACKAGE_ROOT.parent / "papers" / "alphazero")
 KEEP_DAYS = 14
+# Inside that directory a project file's kernels go to a folder named by its place in the
+# project, not on the disk (kernel_locator.py), so a wheel built from a checkout, or a clone
+# made again elsewhere, loads what the other compiled; numba's own locators follow, in numba's
+# order, for everything else.
+LOCATORS = ",".join(["engine_server.kernel_locator.ProjectCacheLocator",
+                     "UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator",
+                     "IPythonCacheLocator", "ZipCacheLocator"])
 SLP_DEFAULT = "1"
 _configured: Path | None = None
 
@@ -81,11 +90,11 @@ def slp_vectorize() -> int:
 
 
 def source_hash() -> str:
-    """A hash of the kernel sources (relative paths and contents), of the toolchain and of
-    the vectorizer setting."""
+    """A hash of the kernel sources (relative paths and contents), of the toolchain, of the
+    vectorizer setting and of the cache's layout (the locators)."""
     h = hashlib.blake2b(digest_size=10)
     h.update(f"{sys.version}|{_installed('numba')}|{_installed('llvmlite')}|"
-             f"{_installed('numpy')}|slp={slp_vectorize()}".encode())
+             f"{_installed('numpy')}|slp={slp_vectorize()}|{LOCATORS}".encode())
     for path in source_files():
         h.update(str(path.relative_to(PACKAGE_ROOT.parent)).encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
@@ -138,9 +147,11 @@ def configure() -> Path:
         pass  # numba warns and runs without caching when it cannot write there
     os.environ["NUMBA_CACHE_DIR"] = str(cache)
     os.environ.setdefault("OTHELLO_NUMBA_CACHE", str(base))
+    os.environ["NUMBA_CACHE_LOCATOR_CLASSES"] = LOCATORS
     if "numba" in sys.modules:  # imported before us: its configuration is already read
         sys.modules["numba"].config.CACHE_DIR = str(cache)
         sys.modules["numba"].config.SLP_VECTORIZE = slp
+        sys.modules["numba"].config.CACHE_LOCATOR_CLASSES = LOCATORS
     _prune(base, cache)
     _configured = cache
     return cache

@@ -95,3 +95,22 @@ def test_the_vectorizer_is_on_by_default_and_its_setting_names_the_cache(tmp_pat
     # code compiled one way is never loaded by a process set the other way
     assert on["cache"] != off["cache"] and on["hits"] == off["hits"] == 0
     assert _probe(REPO, tmp_path, NUMBA_SLP_VECTORIZE="0")["hits"] > 0
+
+
+def test_a_copy_of_the_sources_elsewhere_loads_the_kernels_the_first_copy_compiled(tmp_path):
+    # A wheel built from a checkout, or a second clone: the same sources in another place
+    # share the cache (kernel_locator.py); numba's own layout compiled everything again.
+    cache = tmp_path / "cache"
+    roots = []
+    for name in ("first", "second"):
+        root = tmp_path / name / "deeper" if name == "second" else tmp_path / name
+        for pkg in ("engine_server", "protocol", "training", "papers"):
+            shutil.copytree(REPO / pkg, root / pkg, ignore=shutil.ignore_patterns(
+                "__pycache__", "*.nbi", "*.nbc", "*.npz", "*.onnx", "*.json", "static"))
+        roots.append(root)
+    first, second = _probe(roots[0], cache), _probe(roots[1], cache)
+    assert first["perft3"] == second["perft3"] == 56
+    assert first["cache"] == second["cache"]
+    assert first["hits"] == 0 and second["hits"] > 0
+    # filed by their place in the project
+    assert list(Path(first["cache"]).glob("engine_server/game/perft.perft_bik-*.nbi"))
