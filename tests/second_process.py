@@ -12,10 +12,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
-def run_probe(code: str) -> dict:
-    """The JSON object the probe prints on its last line."""
+def run_probe(code: str, *args: str) -> dict:
+    """The JSON object the probe prints on its last line (``args``: its ``sys.argv[1:]``)."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                       cwd=REPO, timeout=300)
+    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                       env=env, cwd=REPO, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
