@@ -24,14 +24,37 @@ def test_errors_are_mean_absolute_differences_to_the_deepest_value_per_bucket():
     empties = np.array([20, 23, 2])
     rows = H.errors(values, empties, depth=4)
     assert [r["empties"] for r in rows] == [[0, 4], [20, 23], [2, 23]]
-    assert rows[0] == {"empties": [0, 4], "positions": 1, "mae_depth0": 2.0, "mae_depth2": 0.0,
-                       "mae_depth4": 0.0}
+    assert {k: v for k, v in rows[0].items() if k.startswith(("empties", "positions", "mae"))} \
+        == {"empties": [0, 4], "positions": 1, "mae_depth0": 2.0, "mae_depth2": 0.0,
+            "mae_depth4": 0.0}
     assert rows[1]["mae_depth0"] == 2.5 and rows[1]["mae_depth2"] == 1.5
     assert rows[2]["positions"] == 3 and rows[2]["mae_depth0"] == pytest.approx(7 / 3, abs=1e-3)
     # bands of six start at multiples of six: 18-23 holds both positions of 20 and 23
     rows = H.errors(values, empties, depth=4, band=6)
     assert [r["empties"] for r in rows] == [[0, 5], [18, 23], [2, 23]]
     assert rows[1]["positions"] == 2 and rows[1]["mae_depth0"] == 2.5
+
+
+def test_the_report_tells_values_too_spread_from_values_in_the_wrong_order():
+    rng = np.random.default_rng(3)
+    label = rng.normal(0, 4, 200)
+    empties = np.full(200, 44)
+    # twice the label's spread, in its order: all of the error is spread
+    values = np.stack([2 * label, 2 * label, 2 * label], axis=1)
+    values = np.concatenate([values, values[:, :2]], axis=1)      # depths 0..4
+    total = H.errors(values, empties, depth=4, labels=label)[-1]
+    assert total["mae_depth2"] == pytest.approx(float(np.mean(np.abs(label))), abs=1e-3)
+    assert total["scale_depth2"] == 0.5 and total["scaled_mae_depth2"] == 0.0
+    assert total["corr_depth2"] == 1.0
+    # the label's spread with noise added: the factor shrinks, the error after it stays
+    noisy = label + rng.normal(0, 4, 200)
+    values = np.stack([noisy] * 5, axis=1)
+    total = H.errors(values, empties, depth=4, labels=label)[-1]
+    assert 0.3 < total["scale_depth0"] < 0.7 and 0.5 < total["corr_depth0"] < 0.9
+    assert 0 < total["scaled_mae_depth0"] < total["mae_depth0"]
+    # one position: no correlation
+    one = H.errors(values[:1], empties[:1], depth=4, labels=label[:1])[-1]
+    assert one["corr_depth0"] is None
 
 
 def test_positions_come_from_held_out_games_only():

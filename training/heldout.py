@@ -5,7 +5,10 @@ Game outcomes are noisy labels (a won position is often lost later by a human), 
 the pattern fit reports measure the players as much as the evaluation.  Here each position is
 labelled by a full-width alpha-beta search of ``--depth`` plies (an exact solve where no more
 empties remain), and the static evaluation (depth 0) and shallow searches (depths 2 and 4) are
-scored against that label: mean absolute error in discs, per bucket of empties.
+scored against that label: mean absolute error in discs, per bucket of empties; beside it,
+how much of that error is spread (values too far from zero, or not far enough) and how much is
+order: the factor that fits the label best in each bucket, the error left after it, and the
+correlation (:func:`_spread`).
 
 Positions: seeded random positions with ``--min-empties`` to ``--max-empties`` empties of the
 WTHOR games that ``othello-train patterns`` holds out of its fit (game index divisible by
@@ -98,8 +101,26 @@ def errors(values: np.ndarray, empties: np.ndarray, depth: int,
             # a search that reaches the end is the label itself
             shallow = values[idx, np.minimum(d, empties)]
             row[f"mae_depth{d}"] = round(float(np.mean(np.abs(shallow[sel] - label[sel]))), 3)
+        for d in SHALLOW:
+            row.update(_spread(values[idx, np.minimum(d, empties)][sel], label[sel], d))
         rows.append(row)
     return rows
+
+
+def _spread(x: np.ndarray, y: np.ndarray, d: int) -> dict[str, Any]:
+    """What of the error is spread and what is order: ``scale_depth{d}``, the factor k that
+    fits the label best as k * value (least squares), ``scaled_mae_depth{d}``, the error left
+    after it, and ``corr_depth{d}``, the correlation of value and label (None where it is not
+    defined).  A factor for a band of empties changes no choice of a search among positions of
+    that band, so the scaled error and the correlation are what a better evaluation for play
+    must lower; the factor is fitted on the band it scores (one number per band, so a little
+    optimistic)."""
+    xx = float(x @ x)
+    k = float(x @ y) / xx if xx > 0 else 1.0
+    ok = len(x) > 1 and float(x.std()) > 0 and float(y.std()) > 0
+    return {f"scale_depth{d}": round(k, 3),
+            f"scaled_mae_depth{d}": round(float(np.mean(np.abs(k * x - y))), 3),
+            f"corr_depth{d}": round(float(np.corrcoef(x, y)[0, 1]), 3) if ok else None}
 
 
 def _searched(rules: int, positions: list[Position], w: np.ndarray, d: int, threads: int,
