@@ -88,6 +88,8 @@ def errors(values: np.ndarray, empties: np.ndarray, depth: int,
         label = labels          # one value per position: an outside judge's
     else:
         label = (values if labels is None else labels)[idx, np.minimum(depth, empties)]
+    # a search that reaches the end is the label itself
+    cols = {d: values[idx, np.minimum(d, empties)] for d in SHALLOW}
     rows = []
     lo_all, hi_all = int(empties.min()), int(empties.max())
     buckets = [(lo, min(lo + band - 1, hi_all))
@@ -97,12 +99,10 @@ def errors(values: np.ndarray, empties: np.ndarray, depth: int,
         if not sel.any():
             continue
         row: dict[str, Any] = {"empties": [lo, hi], "positions": int(sel.sum())}
-        for d in SHALLOW:
-            # a search that reaches the end is the label itself
-            shallow = values[idx, np.minimum(d, empties)]
+        for d, shallow in cols.items():
             row[f"mae_depth{d}"] = round(float(np.mean(np.abs(shallow[sel] - label[sel]))), 3)
-        for d in SHALLOW:
-            row.update(_spread(values[idx, np.minimum(d, empties)][sel], label[sel], d))
+        for d, shallow in cols.items():
+            row.update(_spread(shallow[sel], label[sel], d))
         rows.append(row)
     return rows
 
