@@ -312,6 +312,58 @@ def test_the_table_kept_between_searches_makes_the_next_one_cheaper():
     assert again.nodes < first.nodes / 2
 
 
+def test_a_bucket_keeps_the_deeper_entry_of_the_search_and_takes_every_new_one():
+    from engine_server.search import alphabeta as AB
+    from engine_server.search.alphabeta.table import (
+        BUSY,
+        _slot,
+        _store,
+        entry_depth,
+        new_table,
+        probe,
+    )
+
+    keys, data = new_table(10)
+    assert keys.ctypes.data % 64 == 0 and data.ctypes.data % 64 == 0
+    assert keys.shape == (1 << 10, 2) and data.shape == ((1 << 10) + BUSY,)
+    # five positions whose entries share one bucket
+    rng = np.random.default_rng(5)
+    by_bucket: dict[int, list] = {}
+    while True:
+        P = np.uint64(rng.integers(1 << 62)) & np.uint64(0x00FF00FF00FF00FF)
+        O = np.uint64(rng.integers(1 << 62)) & ~P & np.uint64(0x0000FFFF0000FFFF)
+        i = int(_slot(keys, P, O))
+        assert i % 2 == 0
+        same = by_bucket.setdefault(i, [])
+        if (P, O) not in same:
+            same.append((P, O))
+        if len(same) == 5:
+            break
+    (a, b, c, d, e) = same
+    rules = np.int64(STANDARD)
+
+    def store(pos, depth, gen):
+        _store(keys, data, pos[0], pos[1], rules, np.int64(-10), np.int64(10), np.int64(3),
+               np.int64(depth), np.int64(19), np.int64(gen), np.int64(AB.SEL_EXACT))
+
+    def depth_of(pos):
+        w = probe(keys, data, np.int64(i), pos[0], pos[1], rules)
+        return None if w == 0 else int(entry_depth(w))
+
+    store(a, 5, 1)
+    store(b, 3, 1)
+    assert (depth_of(a), depth_of(b)) == (5, 3)          # two positions, one bucket
+    store(c, 2, 1)
+    assert (depth_of(a), depth_of(b), depth_of(c)) == (5, None, 2)   # the shallower goes
+    store(a, 6, 1)
+    assert (depth_of(a), depth_of(c)) == (6, 2)           # a position's own entry is updated
+    store(d, 1, 2)                                         # a new search: older entries go first,
+    assert (depth_of(a), depth_of(c), depth_of(d)) == (6, None, 1)  # the shallower of them
+    store(e, 1, 2)
+    assert (depth_of(a), depth_of(d), depth_of(e)) == (None, 1, 1)  # then the deep old one
+    assert probe(keys, data, np.int64(i), a[0], a[1], np.int64(REVERSED)) == 0
+
+
 @pytest.mark.parametrize("spec", ["ab", "ab:threads=2,selectivity=74"])
 def test_a_deadline_holds_and_the_answer_is_a_finished_iteration(spec):
     agent = make_agent(spec)

@@ -23,7 +23,6 @@ from .pvs import (
     search_root,
 )
 from .table import (
-    BUSY,
     CTL_SIZE,
     GEN,
     INF,
@@ -38,6 +37,7 @@ from .table import (
     SLOT,
     STOP,
     known_children,
+    new_table,
     table_move,
 )
 from .threads import PARALLEL_DEPTH, shared_root
@@ -91,8 +91,7 @@ class AlphaBeta:
         if self.W.dtype != np.int16:
             raise ValueError("these weights are too large for the search's int16 tables "
                              "(a merged entry exceeds 32767/64 discs)")
-        self.keys = np.zeros((1 << table_bits, 2), np.uint64)
-        self.data = np.zeros((1 << table_bits) + BUSY, np.int64)   # then the busy marks
+        self.keys, self.data = new_table(table_bits)   # data: the entries, then busy marks
         self.ctl = np.zeros(CTL_SIZE, np.int64)
         self._helpers: list[np.ndarray] = []   # the helper threads' control arrays
         self._gen = 0

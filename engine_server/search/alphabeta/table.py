@@ -28,8 +28,9 @@ EXACT = SCRATCH + MAX_PLY * SLOT
 CTL_SIZE = EXACT + EXACT_CTL_SIZE
 POLL = 1023
 
-# tt: keys uint64 [size, 2] (P, O); data int64 [size + BUSY]: the entries, then the marks of
-# the positions some thread is searching now (ABDADA, :func:`busy_mark`)
+# tt: keys uint64 [size, 2] (P, O); data int64 [size + BUSY]: the entries, two to a bucket
+# (:func:`_slot`), then the marks of the positions some thread is searching now (ABDADA,
+# :func:`busy_mark`)
 BUSY = 1 << 12
 _OFF = 1 << 15
 _LO_SHIFT = 0
@@ -46,6 +47,22 @@ _NO_MOVE = 127
 _HK1 = U(0x9E3779B97F4A7C15)
 _HK2 = U(0xC2B2AE3D27D4EB4F)
 _S32 = U(32)
+
+
+def _on_lines(shape: tuple[int, ...], dtype: type) -> np.ndarray:
+    """Zeros of ``shape`` whose first byte starts a 64-byte cache line."""
+    n = int(np.prod(shape))
+    size = np.dtype(dtype).itemsize
+    raw: np.ndarray = np.zeros(n + 64 // size, dtype=dtype)
+    skip = (-raw.ctypes.data % 64) // size
+    return raw[skip:skip + n].reshape(shape)
+
+
+def new_table(bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The table's keys (uint64 [2**bits, 2]) and data words (int64 [2**bits + BUSY], the
+    busy marks after the entries), both starting on a cache line, so that each two-entry
+    bucket of :func:`_slot` lies in one line of each."""
+    return _on_lines((1 << bits, 2), np.uint64), _on_lines(((1 << bits) + BUSY,), np.int64)
 
 
 # An entry's data word, read and written only through the accessors below: the lower and upper
@@ -104,9 +121,12 @@ def ply_scratch(ply):
 
 @njit(cache=True, inline="always")
 def _slot(keys, P, O):
+    """The first of the two entries of (P, O)'s bucket.  A bucket is two neighbouring entries,
+    so its keys (32 bytes) and data words (16 bytes) each lie in one cache line: the second
+    way costs a comparison, not a memory access."""
     h = (P * _HK1) ^ (O * _HK2)
     h ^= h >> _S32
-    return np.int64(h & U(keys.shape[0] - 1))
+    return np.int64(h & U(keys.shape[0] - 2))
 
 
 @njit(cache=True, inline="always")
@@ -120,23 +140,39 @@ def _holds(keys, data, i, P, O):
 
 @njit(cache=True, inline="always")
 def probe(keys, data, i, P, O, rules):
-    """The data word of (P, O)'s entry at slot ``i`` (from :func:`_slot`) under ``rules``, or 0
-    when the slot holds no such entry."""
+    """The data word of (P, O)'s entry in the bucket at ``i`` (from :func:`_slot`) under
+    ``rules``, or 0 when the bucket holds no such entry."""
     d = data[i]
-    if _holds(keys, data, i, P, O) and entry_rules(d) == rules:
+    if _holds(keys, data, i, P, O):
+        return d if entry_rules(d) == rules else np.int64(0)
+    d = data[i + 1]
+    if _holds(keys, data, i + 1, P, O) and entry_rules(d) == rules:
         return d
     return np.int64(0)
+
+
+@njit(cache=True, inline="always")
+def _keep(d, gen):
+    """How much an entry is worth keeping: any of the current search before any older one,
+    then the deeper (an empty way is worth nothing)."""
+    if d & _VALID == 0:
+        return np.int64(-1)
+    return entry_depth(d) + (np.int64(256) if entry_gen(d) == gen else np.int64(0))
 
 
 @njit(cache=True)
 def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
     i = _slot(keys, P, O)
-    d = data[i]
     same = _holds(keys, data, i, P, O)
-    if d & _VALID and not same:
-        # keep a deeper entry of the current search; anything older or shallower goes
-        if entry_gen(d) == gen and entry_depth(d) > depth:
-            return
+    if not same:
+        if _holds(keys, data, i + 1, P, O):
+            i += 1
+            same = True
+        elif _keep(data[i + 1], gen) < _keep(data[i], gen):
+            # a new position takes the way less worth keeping: the other one, the deeper
+            # entry of the current search, stays
+            i += 1
+    d = data[i]
     lo = -INF
     up = INF
     if best > alpha:
