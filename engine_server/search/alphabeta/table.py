@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from engine_server.game.bitboard import U0, U1, U, flips, legal_moves
+from engine_server.game.memory import zeros_on_lines
 
 from ..endgame.table import CTL_SIZE as EXACT_CTL_SIZE
 
@@ -49,20 +50,12 @@ _HK2 = U(0xC2B2AE3D27D4EB4F)
 _S32 = U(32)
 
 
-def _on_lines(shape: tuple[int, ...], dtype: type) -> np.ndarray:
-    """Zeros of ``shape`` whose first byte starts a 64-byte cache line."""
-    n = int(np.prod(shape))
-    size = np.dtype(dtype).itemsize
-    raw: np.ndarray = np.zeros(n + 64 // size, dtype=dtype)
-    skip = (-raw.ctypes.data % 64) // size
-    return raw[skip:skip + n].reshape(shape)
-
-
 def new_table(bits: int) -> tuple[np.ndarray, np.ndarray]:
     """The table's keys (uint64 [2**bits, 2]) and data words (int64 [2**bits + BUSY], the
     busy marks after the entries), both starting on a cache line, so that each two-entry
     bucket of :func:`_slot` lies in one line of each."""
-    return _on_lines((1 << bits, 2), np.uint64), _on_lines(((1 << bits) + BUSY,), np.int64)
+    return (zeros_on_lines((1 << bits, 2), np.uint64),
+            zeros_on_lines(((1 << bits) + BUSY,), np.int64))
 
 
 # An entry's data word, read and written only through the accessors below: the lower and upper

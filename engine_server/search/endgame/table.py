@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from engine_server.game.bitboard import U0, U1, U
+from engine_server.game.memory import zeros_on_lines
 
 INF = 65             # above any score (|score| <= 64)
 
@@ -202,8 +203,5 @@ def new_table(bits: int = DEFAULT_TABLE_BITS) -> np.ndarray:
     the busy marks of threads sharing it."""
     if not 4 <= bits <= 30:
         raise ValueError(f"table bits must be in 4..30, got {bits}")
-    rows = (1 << bits) + BUSY_ROWS
     # a bucket (two rows of 32 bytes) on one cache line: one memory access a probe, not two
-    raw = np.zeros(rows * 4 + 8, dtype=np.uint64)
-    skip = (-raw.ctypes.data % 64) // 8
-    return raw[skip:skip + rows * 4].reshape(rows, 4)
+    return zeros_on_lines(((1 << bits) + BUSY_ROWS, 4), np.uint64)
