@@ -361,7 +361,7 @@ def test_a_bucket_keeps_the_deeper_entry_of_the_search_and_takes_every_new_one()
     assert (depth_of(a), depth_of(c), depth_of(d)) == (6, None, 1)  # the shallower of them
     store(e, 1, 2)
     assert (depth_of(a), depth_of(d), depth_of(e)) == (None, 1, 1)  # then the deep old one
-    assert probe(keys, data, np.int64(i), a[0], a[1], np.int64(REVERSED)) == 0
+    assert probe(keys, data, np.int64(i), d[0], d[1], np.int64(REVERSED)) == 0   # rules differ
 
 
 @pytest.mark.parametrize("spec", ["ab", "ab:threads=2,selectivity=74"])
