@@ -58,8 +58,7 @@ def search_many(P: np.ndarray, O: np.ndarray, rules: int, weights: np.ndarray, d
     out = np.zeros(n, np.int64)
 
     def state():
-        return (np.zeros((1 << table_bits, 2), np.uint64), np.zeros(1 << table_bits, np.int64),
-                np.zeros(AB.CTL_SIZE, np.int64))
+        return (*AB.new_table(table_bits), np.zeros(AB.CTL_SIZE, np.int64))
 
     def work(st, s: int, e: int) -> None:
         keys, data, ctl = st

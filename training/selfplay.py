@@ -245,8 +245,7 @@ def play_labelled(P, O, n_random, seed, W, Ws, rules, depth, solve_empties, keys
 
 def _state() -> tuple:
     """One thread's search tables and scratch arrays."""
-    return (np.zeros((1 << 18, 2), np.uint64), np.zeros(1 << 18, np.int64),
-            np.zeros(AB.CTL_SIZE, np.int64), new_table(18), new_control())
+    return (*AB.new_table(18), np.zeros(AB.CTL_SIZE, np.int64), new_table(18), new_control())
 
 
 def _chunk(st: tuple, s: int, e: int, seed: int, weights: np.ndarray, rules: int, depth: int,

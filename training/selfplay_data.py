@@ -133,8 +133,8 @@ def new_state() -> tuple:
     from engine_server.search import alphabeta as AB
     from engine_server.search.endgame import new_control, new_table
 
-    return (np.zeros((1 << TABLE_BITS, 2), np.uint64), np.zeros(1 << TABLE_BITS, np.int64),
-            np.zeros(AB.CTL_SIZE, np.int64), new_table(TABLE_BITS), new_control())
+    return (*AB.new_table(TABLE_BITS), np.zeros(AB.CTL_SIZE, np.int64), new_table(TABLE_BITS),
+            new_control())
 
 
 def solver_tables(W: np.ndarray) -> np.ndarray:

@@ -49,6 +49,7 @@ from .table import (
     SHARED,
     STOP,
     known_children,
+    new_table,
     table_move,
 )
 
@@ -74,6 +75,7 @@ __all__ = [
     "SHARED",
     "STOP",
     "known_children",
+    "new_table",
     "search_root",
     "static_eval",
     "table_move",
