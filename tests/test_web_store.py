@@ -151,8 +151,10 @@ class Server:
                  resume_timeout: float = 120):
         tmp.mkdir(parents=True, exist_ok=True)
         cfg = tmp / "web.toml"
-        cfg.write_text(f"[engine]\nwarmup = false\n\n[web]\nresume_timeout = {resume_timeout}\n",
-                       encoding="utf-8")
+        # [remote] move_time: the tabs' cap of 10 s a move would cut a fixed-depth search short
+        # on a busy machine, and the games compared move by move would part there
+        cfg.write_text(f"[engine]\nwarmup = false\n\n[web]\nresume_timeout = {resume_timeout}\n"
+                       "\n[remote]\nmove_time = 600\n", encoding="utf-8")
         self.stderr = tmp / "stderr.log"
         self._err = open(self.stderr, "wb")
         store_args = ("--store", str(store)) if store is not None else ("--no-store",)
