@@ -59,7 +59,7 @@ class AlphaBetaAgent(Agent):
 
     @property
     def threads(self) -> int:
-        # The midgame search runs them all over one shared table (Lazy SMP); in the endgame
+        # The midgame search runs them all over one shared table (ABDADA); in the endgame
         # RootSolvingAgent, which wraps this agent, lends one of them to the root solver.
         return int(self._threads)
 
@@ -119,7 +119,8 @@ class AlphaBetaAgent(Agent):
     def search(self, position: Position, limits: Limits | None = None,
                progress: ProgressCallback | None = None,
                progress_interval: float = 0.5, threads: int | None = None) -> SearchResult:
-        # ``threads`` changes nothing: the alpha-beta searches on one thread.
+        # ``threads``, when given, replaces the agent's own count: RootSolvingAgent passes
+        # what is left beside its root solver.
         t0 = time.monotonic()
         limits = limits or Limits()
         legal = position.legal_moves()
@@ -242,7 +243,7 @@ AB = AgentInfo(
     "iterative-deepening PVS with a transposition table kept between moves, the WTHOR-trained "
     "pattern evaluation at the leaves, and the exact solver in the endgame",
     _AB_PARAMS + (Param("threads", int, 1, "search threads: the midgame search runs them "
-                        "over one shared table (Lazy SMP); in the endgame the root solver takes "
+                        "over one shared table (ABDADA); in the endgame the root solver takes "
                         "one of them", min=1, max=64),)
     + ROOT_PARAMS + COMMON_PARAMS, _make)
 
@@ -256,7 +257,7 @@ BEST = AgentInfo(
     tuple(replace(p, default=BEST_SELECTIVITY) if p.name == "selectivity" else p
           for p in _AB_PARAMS)
     + (Param("threads", int, 0, "search threads (0: one per core): the midgame search runs "
-             "them over one shared table (Lazy SMP); in the endgame the root solver takes one "
+             "them over one shared table (ABDADA); in the endgame the root solver takes one "
              "of them", min=0, max=64),)
     + ROOT_PARAMS + COMMON_PARAMS, _make)
 

@@ -139,7 +139,8 @@ class AlphaBeta:
         """``moves``: search only these root moves (the book builder values the moves that
         leave its book this way).  ``selectivity`` < SEL_EXACT probes with the margins ``mpc``
         (int64 [61, 65], see eval/mpc.py).  ``threads`` > 1 adds helper threads that search
-        the same root over the shared table (Lazy SMP); the result is the main thread's.
+        each iteration from ``PARALLEL_DEPTH`` over the shared table, a move another thread is
+        searching taken last (ABDADA, threads.py); the first thread to finish answers.
 
         ``raise_to``: (level, margins) pairs of rising confidence, ``(SEL_EXACT, None)`` last.
         Once a selective iteration reaches the end of the game with budget left, the search
