@@ -28,7 +28,6 @@ from numba.extending import intrinsic
 NO_REFCOUNT: dict[str, Any] = {"_nrt": False}
 
 
-
 def zeros_on_lines(shape: tuple[int, ...], dtype: type) -> np.ndarray:
     """Zeros of ``shape`` whose first byte starts a 64-byte cache line."""
     n = int(np.prod(shape))
