@@ -57,6 +57,9 @@ def test_signals_nobody_asked_for_keep_their_meaning():
         """
         import json, os, signal, threading, time
         from engine_server.serve.signals import handle_signals
+        # Python's own SIGINT handler, as an interactive start has it: a job a shell put in the
+        # background (a CI run started with `&`) inherits SIGINT ignored, and Python keeps that
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         got = []
         handle_signals([signal.SIGUSR1], lambda s: got.append("first"))
         handle_signals([signal.SIGUSR1], lambda s: got.append("second"))
