@@ -109,6 +109,71 @@ def test_retry_with_the_same_seq_does_not_play_twice(server):
     c.close()
 
 
+class _WatchedLock:
+    """A session's output lock that tells when a thread other than ``owner`` asks for it."""
+
+    def __init__(self, lock, owner: threading.Thread):
+        self.lock = lock
+        self.owner = owner
+        self.asked = threading.Event()
+
+    def __enter__(self):
+        if threading.current_thread() is not self.owner:
+            self.asked.set()
+        return self.lock.__enter__()
+
+    def __exit__(self, *exc):
+        return self.lock.__exit__(*exc)
+
+
+def test_a_resend_that_meets_the_answer_half_written_gets_it_whole(server):
+    # The session is stopped between the two lines of an answer, inside its output lock; a
+    # resend of that request arrives then (as after a reconnect).  Replaying the answer's first
+    # line there would run it into the rest of the live answer: "= name" "= name" "".
+    written = threading.Event()
+    go_on = threading.Event()
+    armed = []
+    real = server._deliver
+
+    def deliver(identity, seq, line):
+        real(identity, seq, line)
+        if armed and line.startswith("= "):
+            armed.clear()
+            written.set()
+            go_on.wait(WAIT)
+
+    server._deliver = deliver
+    c = RemoteEngine(server.endpoint, timeout=10)
+    try:
+        name = c.gtp("name")
+        (cs,) = server.sessions.values()
+        watched = _WatchedLock(cs.session.output.lock, cs.thread)
+        cs.session.output.lock = watched
+        armed.append(True)
+        c.send("name")
+        seq = c.seq
+        wait_until(written.is_set, what="the first line of the answer")
+        c._send(seq, "name")
+        lines = []
+
+        def resend_handled() -> bool:
+            # the server's loop waits for the lock, or (wrongly) has replayed the first line
+            while c.sock.poll(0):
+                lines.append(c.read_line(10))
+            return watched.asked.is_set() or len(lines) >= 2
+
+        wait_until(resend_handled, what="the resend reaching the server")
+        go_on.set()
+        while len(lines) < 3:
+            lines.append(c.read_line(10))
+        # the live answer, then the whole answer again from memory
+        assert lines[:3] == [(seq, f"= {name}"), (seq, ""), (seq, f"= {name}")]
+        assert c.read_line(10) == (seq, "")
+    finally:
+        go_on.set()
+        c.close()
+
+
 def test_cheap_commands_answered_fast_while_another_session_searches():
     s, t = start_server(agent="uct:iterations=100000000", move_time=60.0)
     try:

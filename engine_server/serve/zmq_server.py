@@ -305,8 +305,13 @@ class ZmqServer:
             cs.last_seen = now
             if seq and seq <= cs.last_seq:
                 # A retry of a request already handled: answer again, do not execute again.
-                for line in list(cs.replies.get(seq, [])):
-                    self._send(identity, reply_seq, line)
+                # The session writes each answer in one hold of its output lock and queues its
+                # lines as it goes: read under that lock and queued behind them, the copy is
+                # the whole answer or none of it and follows what went out live, instead of
+                # running into the rest of a half-written answer ("= a1" "= a1" "").
+                with cs.session.output.lock:
+                    for line in list(cs.replies.get(seq, [])):
+                        self._deliver(identity, reply_seq, line)
                 return
             if self._drain_started is not None:
                 # Not run, and not counted as handled: its resend runs after the restart.
