@@ -388,12 +388,18 @@ def test_a_game_goes_on_across_sigterm_and_kill_restarts_as_if_nothing_happened(
     # restart loses the search's table, and a fixed-depth search with a cold table may choose
     # another of two moves than one with the table of the moves before, so the kills and the
     # stop in mid-search below are held to what a clean restart keeps.
+    # [remote] move_time: the sessions' cap of 10 s a move would cut a fixed-depth search short
+    # on a busy machine (a restarted engine loads its kernels in its first search), and the
+    # games compared move by move would part there
+    uncapped = "[remote]\nmove_time = 600\n"
+    plain_config = tmp_path / "plain.toml"
+    plain_config.write_text(uncapped)
     plain_store = tmp_path / "plain.sqlite3"
-    plain = [_engine(plain_store, endpoint)]
+    plain = [_engine(plain_store, endpoint, plain_config)]
 
     def clean_restart(how: str, during, client) -> None:
         assert plain[-1].terminate(WAIT) == 0
-        plain.append(_engine(plain_store, endpoint))
+        plain.append(_engine(plain_store, endpoint, plain_config))
 
     try:
         with _explained(plain):
@@ -405,7 +411,8 @@ def test_a_game_goes_on_across_sigterm_and_kill_restarts_as_if_nothing_happened(
             p.close()
     store = tmp_path / "s.sqlite3"
     config = tmp_path / "config.toml"
-    config.write_text("[store]\ndrain_timeout = 0\n")   # a search under way is interrupted
+    # drain_timeout = 0: a search under way is interrupted
+    config.write_text("[store]\ndrain_timeout = 0\n\n" + uncapped)
     procs = [_engine(store, endpoint, config)]
     kinds: list[str] = []
 
