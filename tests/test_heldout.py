@@ -76,6 +76,33 @@ def test_positions_come_from_held_out_games_only():
         p.bitboards() for p in H.heldout_positions(sample, 8, 3, 15, 40)]
 
 
+def test_deviated_positions_follow_a_move_the_game_did_not_play(capsys):
+    from engine_server.game import PASS, Game
+
+    sample = data_file("wthor-sample.wtb")
+    games = read_file(sample)
+    # every held-out position with the moves its games played there
+    played: dict = {}
+    for g in range(0, len(games), H.HOLDOUT):
+        game = Game()
+        for m in (int(x) for x in games.moves[g] if x >= 0):
+            if game.position.must_pass():
+                game.play(PASS)
+            played.setdefault(game.position, set()).add(m)
+            game.play(m)
+    positions = H.heldout_positions(sample, 8, 3, 20, 40, deviate=True)
+    assert len(positions) == 8
+    for p in positions:
+        assert 20 <= p.empties <= 40 and not p.must_pass()
+        # one move from a held-out position, and never a move a game played there
+        moves = [(q, m) for q in played if q.empties == p.empties + 1
+                 for m in q.legal_moves() if q.play(m) == p]
+        assert moves and not any(m in played[q] for q, m in moves)
+    assert positions == H.heldout_positions(sample, 8, 3, 20, 40, deviate=True)
+    assert train_main(["heldout", "--rules", "reversed", "--deviate", "--positions", "2"]) == 2
+    assert "--deviate needs games" in capsys.readouterr().err
+
+
 def test_positions_outside_the_book_are_the_others_of_the_same_draw(tmp_path, capsys):
     from engine_server.eval import book as B
 

@@ -13,7 +13,10 @@ correlation (:func:`_spread`).
 Positions: seeded random positions with ``--min-empties`` to ``--max-empties`` empties of the
 WTHOR games that ``othello-train patterns`` holds out of its fit (game index divisible by
 ``HOLDOUT``, in the order the games are read); reversed rules: positions of seeded self-play of
-ab:depth=2 (as ``othello-train mpc``).  The search values are cached in ``--work`` (resumable).
+ab:depth=2 (as ``othello-train mpc``).  ``--deviate`` takes, for each drawn position, the one
+after a random legal move other than the game's: most positions of a search's tree are off
+the experts' lines, and an evaluation fitted to games may order them worse.  The search values
+are cached in ``--work`` (resumable).
 
 The labels come from the same evaluation they judge, searched deeper: a better evaluation
 lowers its shallow error against its own deep values as well as against a stronger judge's.
@@ -46,10 +49,13 @@ BUCKET = 5            # empties per row of the report (``--band``)
 
 
 def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empties: int,
-                      skip: Callable[[Position], bool] | None = None) -> list[Position]:
+                      skip: Callable[[Position], bool] | None = None,
+                      deviate: bool = False) -> list[Position]:
     """``n`` positions of held-out WTHOR games, one per drawn game, side to move not passing;
     a game whose drawn position ``skip`` refuses gives none (e.g. a book position, which the
-    engine plays from its book without evaluating it)."""
+    engine plays from its book without evaluating it).  ``deviate``: instead of the game's
+    position, the one after a legal move other than the move the game played there, drawn by
+    the seed: a position off the experts' lines, of the kind that fills a search's tree."""
     from .wthor import read_dir, read_file
 
     games = read_file(wthor) if wthor.is_file() else read_dir(wthor)
@@ -59,20 +65,30 @@ def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empt
     for g in rng.permutation(held):
         if len(out) >= n:
             break
-        target = int(rng.integers(min_empties, max_empties + 1))
+        target = int(rng.integers(min_empties, max_empties + 1)) + int(deviate)
         game = Game()
+        played = -1
         try:
             for m in (int(x) for x in games.moves[g] if x >= 0):
                 if game.position.must_pass():
                     game.play(PASS)
                 if game.position.empties <= target:
+                    played = m
                     break
                 game.play(m)
         except ValueError:
             continue   # an illegal record
         p = game.position
-        if p.empties == target and not p.must_pass() and not p.is_game_over() \
-                and not (skip is not None and skip(p)):
+        if p.empties != target or p.must_pass() or p.is_game_over():
+            continue
+        if deviate:
+            others = [m for m in p.legal_moves() if m != played]
+            if played < 0 or not others:
+                continue
+            p = p.play(others[int(rng.integers(len(others)))])
+            if p.must_pass() or p.is_game_over():
+                continue
+        if not (skip is not None and skip(p)):
             out.append(p)
     return out
 
@@ -389,6 +405,10 @@ def add_parser(sub: Any) -> None:
     h.add_argument("--outside-book", action="store_true",
                    help="only positions the package's opening book for the rules does not "
                         "hold: those the engine evaluates in play")
+    h.add_argument("--deviate", action="store_true",
+                   help="standard rules: each position is the one after a random legal move "
+                        "other than the one the game played (seeded), off the experts' lines "
+                        "as most positions of a search's tree are")
     h.add_argument("--band", type=int, default=BUCKET,
                    help="empties per row of the report, from a multiple of it (6: 24-29, "
                    "30-35, ...)")
@@ -418,6 +438,10 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         print(f"othello-train heldout: --depth {args.depth}: our own label must be at least as "
               f"deep as the depths it scores ({', '.join(map(str, SHALLOW))})", file=sys.stderr)
         return 2
+    if args.deviate and rules != int(Rules.STANDARD):
+        print("othello-train heldout: --deviate needs games to deviate from (standard rules)",
+              file=sys.stderr)
+        return 2
     if args.regret and args.judge is None:
         print("othello-train heldout: --regret needs --judge", file=sys.stderr)
         return 2
@@ -439,8 +463,10 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         skip = lambda p: book.index(p) >= 0  # noqa: E731
     if rules == int(Rules.STANDARD):
         positions = heldout_positions(args.wthor, args.positions, args.seed, args.min_empties,
-                                      args.max_empties, skip)
+                                      args.max_empties, skip, args.deviate)
         source = f"held-out WTHOR games ({args.wthor}), seed {args.seed}"
+        if args.deviate:
+            source += ", each after a random move other than the game's"
     else:
         positions = [p for p in selfplay_positions(rules, 4 * args.positions, args.seed)
                      if args.min_empties <= p.empties <= args.max_empties
