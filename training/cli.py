@@ -6,6 +6,7 @@
     othello-train mpc --rules standard           # Multi-ProbCut statistics of the weights
     othello-train heldout --rules standard       # error against deep-search values
     othello-train selfplay --games N --out DIR   # self-play data in resumable shards
+    othello-train deviations --positions N --out DIR   # positions off the experts' lines
     othello-train patterns --data DIR ...        # ... added to a fit
     othello-train patterns --wthor-search 4      # WTHOR positions relabelled by searches
     othello-train patterns --save-state S ...    # ... keeping what the fit learnt, and later
@@ -104,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="write the per-stage errors (JSON) and a plot next to it (.png)")
     from papers.alphazero.cli import add_parser as add_az
 
+    from .deviations import add_parser as add_deviations
     from .heldout import add_parser as add_heldout
     from .mpc import add_parser as add_mpc
     from .ranking import add_parser as add_ranking
@@ -113,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
     add_mpc(sub)
     add_heldout(sub)
     add_selfplay(sub)
+    add_deviations(sub)
     add_ranking(sub)
     return p
 
@@ -135,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         from .ranking import main as ranking_main
 
         return ranking_main(args, argv)
+    if args.cmd == "deviations":
+        from .deviations import main as deviations_main
+
+        return deviations_main(args, argv)
     if args.cmd == "selfplay":
         from .selfplay_data import main as selfplay_main
 

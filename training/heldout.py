@@ -60,9 +60,18 @@ def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empt
 
     games = read_file(wthor) if wthor.is_file() else read_dir(wthor)
     held = np.arange(0, len(games), HOLDOUT)
+    return [p for _, p in draw_positions(games, held, n, seed, min_empties, max_empties, skip,
+                                         deviate)]
+
+
+def draw_positions(games: Any, pool: np.ndarray, n: int, seed: int, min_empties: int,
+                   max_empties: int, skip: Callable[[Position], bool] | None = None,
+                   deviate: bool = False) -> list[tuple[int, Position]]:
+    """``heldout_positions`` over the games ``pool`` (indices into ``games``), with the index
+    of the game each position comes from."""
     rng = np.random.default_rng(seed)
-    out: list[Position] = []
-    for g in rng.permutation(held):
+    out: list[tuple[int, Position]] = []
+    for g in rng.permutation(pool):
         if len(out) >= n:
             break
         target = int(rng.integers(min_empties, max_empties + 1)) + int(deviate)
@@ -89,7 +98,7 @@ def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empt
             if p.must_pass() or p.is_game_over():
                 continue
         if not (skip is not None and skip(p)):
-            out.append(p)
+            out.append((int(g), p))
     return out
 
 
@@ -519,5 +528,5 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["JudgeError", "add_parser", "children", "errors", "heldout_positions", "judge_values",
-           "main", "move_values", "regret_report", "regrets", "report"]
+__all__ = ["JudgeError", "add_parser", "children", "draw_positions", "errors", "heldout_positions",
+           "judge_values", "main", "move_values", "regret_report", "regrets", "report"]
