@@ -358,7 +358,18 @@ def test_a_cache_of_other_positions_is_not_resumed(tmp_path):
     search_values(a, w, 2, 1, quiet, cache)
     fresh = search_values(b, w, 2, 1, quiet)
     assert np.array_equal(search_values(b, w, 2, 1, quiet, cache), fresh, equal_nan=True)
-    # and the same positions still resume
+    # and the same positions still resume, searching none again
     logs: list[str] = []
     search_values(b, w, 2, 1, logs.append, cache)
     assert any("resuming: 4 of 4" in m for m in logs)
+    assert not any("searched to depth" in m for m in logs)
+    # a cache of half of them: the other half is searched, and the count says so
+    with np.load(cache) as z:
+        values, done, digest = z["values"].copy(), z["done"].copy(), z["positions"]
+    done[2:] = False
+    values[2:] = np.nan
+    np.savez(cache, values=values, done=done, positions=digest)
+    logs.clear()
+    assert np.array_equal(search_values(b, w, 2, 1, logs.append, cache), fresh, equal_nan=True)
+    assert any("resuming: 2 of 4" in m for m in logs)
+    assert [m.split()[0] for m in logs if "searched to depth" in m] == ["4/4"]

@@ -111,16 +111,17 @@ def search_values(positions: list[Position], weights: np.ndarray, max_depth: int
                 log(f"resuming: {int(done.sum())} of {n} positions already searched")
             else:
                 log(f"{cache} holds other positions' values; searching afresh")
+    todo = np.flatnonzero(~done)
+    if len(todo) == 0:
+        return values
     t0 = time.monotonic()
-    counter = {"n": int(done.sum())}
+    counter = {"n": 0, "shown": 0.0}
 
     def make_state() -> Any:
         return AlphaBeta(weights, table_bits=20)
 
     def work(ab: Any, start: int, stop: int) -> None:
-        for i in range(start, stop):
-            if done[i]:
-                continue
+        for i in todo[start:stop]:
             pos = positions[i]
             P, O = pos.bitboards()
             values[i, 0] = int(static_eval(P, O, weights, np.int64(int(pos.rules)))) / SCALE
@@ -134,15 +135,20 @@ def search_values(positions: list[Position], weights: np.ndarray, max_depth: int
             done[i] = True
 
     def progress(k: int) -> None:
+        # Chunks of 8 finish many times a second at small depths: a line and a save of the
+        # cache (all values so far) every few seconds, and at the end.
         counter["n"] += k
         dt = time.monotonic() - t0
-        log(f"  {counter['n']}/{n} positions searched to depth {max_depth} "
+        if counter["n"] < len(todo) and dt - counter["shown"] < 5.0:
+            return
+        counter["shown"] = dt
+        log(f"  {n - len(todo) + counter['n']}/{n} positions searched to depth {max_depth} "
             f"({dt:.0f} s, {counter['n'] / max(dt, 1e-9):.2f} positions/s)")
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
             np.savez(cache, values=values, done=done, positions=np.str_(digest))
 
-    run_chunks(n, 8, threads, make_state, work, progress)
+    run_chunks(len(todo), 8, threads, make_state, work, progress)
     return values
 
 
