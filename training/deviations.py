@@ -22,7 +22,6 @@ interrupted run resumes and a finished one is not searched again.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
@@ -46,14 +45,13 @@ def run(out: Path, n: int, depth: int, seed: int, min_empties: int, max_empties:
     from engine_server.eval import weights as wts
 
     from .mpc import search_values
-    from .selfplay_data import MANIFEST, shard_path, write_shard
+    from .selfplay_data import MANIFEST, _sha256, _write_json, shard_path, write_shard
     from .wthor import read_dir, read_file
 
     weights, _ = wts.load(weights_file, int(Rules.STANDARD))
-    sha = hashlib.sha256(weights_file.read_bytes()).hexdigest()
     params = {"format": FORMAT, "positions": n, "depth": depth, "seed": seed,
               "min_empties": min_empties, "max_empties": max_empties,
-              "weights_sha256": sha, "wthor_holdout": HOLDOUT}
+              "weights_sha256": _sha256(weights_file), "wthor_holdout": HOLDOUT}
     out.mkdir(parents=True, exist_ok=True)
     mpath = out / MANIFEST
     if mpath.is_file():
@@ -82,9 +80,7 @@ def run(out: Path, n: int, depth: int, seed: int, min_empties: int, max_empties:
     manifest = {"format": FORMAT, "parameters": params,
                 "shards": {"0": {"games": len(drawn), "positions": len(drawn),
                                  "seconds": round(time.monotonic() - t0, 1)}}}
-    tmp = mpath.with_name(mpath.name + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    tmp.replace(mpath)
+    _write_json(mpath, manifest)
     return manifest
 
 
