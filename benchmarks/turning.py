@@ -12,11 +12,19 @@ started on the position would; in a game the table of the moves before helps a l
 The figure is ``kept`` of ``tries``.  The set is what `best` got wrong once, so its own score
 on it is low by selection: compare variants (``--agent best:...``) with one another, in one run.
 The default ``--seconds 0.85`` is what an engine process spends of 1 s a move.
+
+``--prove [--threads N]`` times instead what keeping every outcome for certain costs: the exact
+solver's win/draw/loss proof of each position (``Solver.solve(mode="wld")``, an empty table
+each), its nodes and seconds, and how many finish within ``--seconds``.  A proof that disagrees
+with the set's value fails the run.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,17 +91,58 @@ def bench_turning(agent: str, seconds: float, tries: int, limit: int | None = No
             "moves": by_position}
 
 
+def prove_turning(threads: int, seconds: float, limit: int | None = None,
+                  path: Path = TURNING) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each position's win/draw/loss proof by the exact solver: a row each, and a summary."""
+    from engine_server.search.endgame import Solver
+
+    cases = load(path)[:limit] if limit else load(path)
+    solver = Solver(threads=threads)
+    solver.solve(cases[0].position, mode="wld", max_nodes=1000)  # kernels outside the timings
+    rows: list[dict[str, Any]] = []
+    times: list[float] = []
+    for c in cases:
+        solver.clear()  # an empty table each, as the tries of the agent's benchmark
+        t0 = time.perf_counter()
+        r = solver.solve(c.position, mode="wld")
+        dt = time.perf_counter() - t0
+        times.append(dt)
+        rows.append({"bench": "turning-prove", "name": c.name, "threads": threads,
+                     "empties": c.position.empties, "value": r.score, "expected": c.value,
+                     "correct": r.score == c.value, "nodes": r.nodes, "seconds": dt})
+    summary = {"bench": "turning-prove", "summary": True, "threads": threads,
+               "positions": len(rows), "correct": sum(bool(r["correct"]) for r in rows),
+               "nodes": sum(int(r["nodes"]) for r in rows), "seconds": sum(times),
+               "median_seconds": statistics.median(times), "max_seconds": max(times),
+               "within": sum(t <= seconds for t in times), "within_seconds": seconds}
+    return rows, summary
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("turning", help="how often an agent keeps the outcome where best gave "
                                        "it away against NTest depth 20 (23-26 empties)")
     p.add_argument("--agent", default="best", help="agent spec, e.g. best:root_solve=25")
-    p.add_argument("--seconds", type=float, default=0.85, help="time a try (default 0.85)")
+    p.add_argument("--seconds", type=float, default=0.85,
+                   help="time a try; with --prove, the time a proof is counted within "
+                        "(default 0.85)")
     p.add_argument("--tries", type=int, default=2, help="tries a position (default 2)")
     p.add_argument("--positions", type=int, default=None, help="the first N positions only")
+    p.add_argument("--prove", action="store_true",
+                   help="time the exact solver's win/draw/loss proof of each position instead")
+    p.add_argument("--threads", type=int, default=1, help="solver threads, with --prove")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.prove:
+        if args.threads < 1:
+            print("--threads must be at least 1", file=sys.stderr)
+            return 2
+        rows, summary = prove_turning(args.threads, args.seconds, args.positions)
+        for row in rows:
+            emit(row, args.json)
+        emit(summary, args.json)
+        return 0 if summary["correct"] == summary["positions"] else 1
     emit(bench_turning(args.agent, args.seconds, args.tries, args.positions), args.json)
     return 0

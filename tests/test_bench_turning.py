@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.turning import TURNING, bench_turning, load
+from benchmarks.turning import TURNING, bench_turning, load, prove_turning
 from engine_server.game import PASS, Position
 from engine_server.search.endgame.solver import solve_move_scores
 from protocol.notation import square_name
@@ -68,3 +68,17 @@ def test_an_agent_that_solves_the_position_keeps_its_outcome(tmp_path: Path) -> 
     g = tmp_path / "other.txt"
     g.write_text(f"{pos.to_string()} {pos.side} {value} {square_name(lose)} seeded-10\n")
     assert bench_turning("best:threads=1", 0.3, 1, path=g)["kept"] == 0
+
+
+def test_the_proof_of_a_position_finds_its_value_and_a_wrong_value_fails(tmp_path: Path) -> None:
+    pos, value, keeps = _turning_position(14)
+    line = f"{pos.to_string()} {pos.side} {{}} {','.join(square_name(m) for m in keeps)} s-14\n"
+    f = tmp_path / "set.txt"
+    f.write_text(line.format(value))
+    rows, summary = prove_turning(1, 0.85, path=f)
+    assert [r["value"] for r in rows] == [value] and rows[0]["nodes"] > 0
+    assert summary["correct"] == summary["positions"] == 1
+    # a set whose value is wrong is counted as not proved
+    wrong = tmp_path / "wrong.txt"
+    wrong.write_text(line.format(-value if value else 1))
+    assert prove_turning(2, 0.85, path=wrong)[1]["correct"] == 0
