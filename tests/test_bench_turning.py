@@ -1,5 +1,5 @@
 """The turning-positions benchmark: its set parses and holds what it says, a broken line is named,
-and an agent that solves the position keeps its outcome."""
+an agent that solves the position keeps its outcome, and the solver's proof finds its value."""
 
 from __future__ import annotations
 
