@@ -22,17 +22,16 @@ with the set's value fails the run.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from engine_server.game import Position
 from protocol.notation import parse_move, square_name
 
-from .common import emit
+from .common import emit, median, timed
 
 TURNING = Path(__file__).resolve().parent / "data" / "turning.txt"
 
@@ -103,9 +102,7 @@ def prove_turning(threads: int, seconds: float, limit: int | None = None,
     times: list[float] = []
     for c in cases:
         solver.clear()  # an empty table each, as the tries of the agent's benchmark
-        t0 = time.perf_counter()
-        r = solver.solve(c.position, mode="wld")
-        dt = time.perf_counter() - t0
+        dt, r = timed(partial(solver.solve, c.position, mode="wld"))
         times.append(dt)
         rows.append({"bench": "turning-prove", "name": c.name, "threads": threads,
                      "empties": c.position.empties, "value": r.score, "expected": c.value,
@@ -113,7 +110,7 @@ def prove_turning(threads: int, seconds: float, limit: int | None = None,
     summary = {"bench": "turning-prove", "summary": True, "threads": threads,
                "positions": len(rows), "correct": sum(bool(r["correct"]) for r in rows),
                "nodes": sum(int(r["nodes"]) for r in rows), "seconds": sum(times),
-               "median_seconds": statistics.median(times), "max_seconds": max(times),
+               "median_seconds": median(times), "max_seconds": max(times),
                "within": sum(t <= seconds for t in times), "within_seconds": seconds}
     return rows, summary
 
