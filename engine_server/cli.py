@@ -55,6 +55,11 @@ def _parser(web: bool = False) -> argparse.ArgumentParser:
                         "budget: best searches 8 plies deep (mostly 0.005-0.1 s a move) and "
                         "solves endgames exactly (up to about 2 s); --list-agents gives every "
                         "agent's")
+    p.add_argument("--move-overhead", type=float, default=None, metavar="SECONDS",
+                   help="seconds kept back of every budget the GUI's clock gives (default "
+                        "0.15): what a move loses in transit and in stopping the search. "
+                        "Raise it where the GUI is remote or the machine busy, lower it where "
+                        "a referee on the same machine allows every last hundredth")
     p.add_argument("--ponder", action="store_true", default=None,
                    help="think on the opponent's time until the next command")
     p.add_argument("--seed", type=int, default=None, help="seed of the agent's random stream")
@@ -155,6 +160,7 @@ def _precompile() -> int:
 _FLAG_KEYS: list[tuple[str, str, str, Any]] = [
     ("agent", "engine", "agent", None), ("protocol", "engine", "protocol", None),
     ("rules", "engine", "rules", None), ("move_time", "engine", "move_time", None),
+    ("move_overhead", "engine", "move_overhead", None),
     ("ponder", "engine", "ponder", None), ("seed", "engine", "seed", None),
     ("name", "engine", "name", None), ("no_warmup", "engine", "warmup", False),
     ("zmq", "zmq", "endpoint", None), ("no_stdio", "zmq", "stdio", False),
@@ -183,6 +189,8 @@ def effective_config(args: argparse.Namespace) -> Config:
             raise ConfigError(f"--agent: {e}") from None
     if cfg.engine["move_time"] is not None and not cfg.engine["move_time"] > 0:
         raise ConfigError("--move-time must be > 0")
+    if not 0 <= cfg.engine["move_overhead"] <= 10:
+        raise ConfigError("--move-overhead must be 0..10 seconds")
     if not str(cfg.engine["name"]).isalnum():
         raise ConfigError("--name must be letters and digits only")
     if cfg.zmq["max_sessions"] < 1:
@@ -265,7 +273,8 @@ def main(argv: list[str] | None = None, web: bool = False) -> int:
     from .session import EngineOptions
 
     options = EngineOptions(agent=eng["agent"], rules=Rules.parse(eng["rules"]),
-                            move_time=eng["move_time"], ponder=eng["ponder"], seed=eng["seed"],
+                            move_time=eng["move_time"], move_overhead=eng["move_overhead"],
+                            ponder=eng["ponder"], seed=eng["seed"],
                             name=eng["name"], version=__version__, warmup=eng["warmup"],
                             catalog=cfg.catalog(), policy=cfg.limits.policy())
     get_logger("engine").info("start", agent=eng["agent"], rules=eng["rules"],

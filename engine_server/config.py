@@ -28,6 +28,7 @@ from engine_server.agents.policy import (
     parse_named,
 )
 from engine_server.agents.registry import AGENTS
+from engine_server.search.timeman import DEFAULT_LAG_BUFFER
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
@@ -56,6 +57,8 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "agent": ((str,), None, "a preset name or an agent spec"),
         "rules": ((str,), lambda v: v in ("standard", "reversed"), "standard or reversed"),
         "move_time": ((int, float), _positive, "seconds > 0"),
+        "move_overhead": ((int, float), lambda v: 0 <= v <= 10 and math.isfinite(v),
+                          "seconds 0..10"),
         "ponder": ((bool,), None, "true or false"),
         "seed": ((int,), None, "an integer"),
         "name": ((str,), lambda v: v.isalnum(), "letters and digits only"),
@@ -126,7 +129,8 @@ def _remote_defaults() -> Limits:
 @dataclass
 class Config:
     engine: dict[str, Any] = field(default_factory=lambda: {
-        "agent": DEFAULT_AGENT, "rules": "standard", "move_time": None, "ponder": False,
+        "agent": DEFAULT_AGENT, "rules": "standard", "move_time": None,
+        "move_overhead": DEFAULT_LAG_BUFFER, "ponder": False,
         "seed": 1, "name": "OthelloPy", "protocol": "auto", "warmup": True})
     log: dict[str, Any] = field(default_factory=lambda: {"level": "warning", "file": None})
     zmq: dict[str, Any] = field(default_factory=lambda: {

@@ -19,6 +19,7 @@ from engine_server.agents.policy import OPEN_POLICY, AgentPolicy, Catalog
 from engine_server.game import Color, Game, Position, Rules
 from engine_server.log import get_logger
 from engine_server.search.limits import Limits, SearchResult
+from engine_server.search.timeman import DEFAULT_LAG_BUFFER
 
 if TYPE_CHECKING:
     from engine_server.search.endgame.rootsolve import RootSolver
@@ -34,6 +35,7 @@ class EngineOptions:
     agent: str = DEFAULT_AGENT
     rules: Rules = Rules.STANDARD
     move_time: float | None = None     # hard cap per move in seconds
+    move_overhead: float = DEFAULT_LAG_BUFFER  # kept back of every budget a GUI's clock gives
     ponder: bool = False
     ponder_limit: float = 60.0         # pondering never runs longer than this
     seed: int = 1

@@ -175,6 +175,21 @@ def test_tool_help_is_plain_text_without_rst_markup(capsys):
             assert markup not in out, (argv, markup)
 
 
+def test_the_move_overhead_flag_reaches_the_budget_and_a_bad_one_is_refused():
+    r = _run("-m", "engine_server", "--move-overhead", "-1")
+    assert r.returncode == 2 and "--move-overhead must be 0..10 seconds" in r.stderr
+    p = subprocess.run([sys.executable, "-m", "engine_server", "--protocol", "gtp",
+                        "--agent", "uct:iterations=100000000", "--move-overhead", "0.4",
+                        "--log-level", "info", "--no-warmup"],
+                       input="time_settings 0 1 1\ngenmove black\nquit\n", capture_output=True,
+                       text=True, env=ENV, cwd=REPO, timeout=120)
+    assert p.returncode == 0, p.stderr
+    (budget,) = [json.loads(line)["budget"] for line in p.stderr.splitlines()
+                 if line.startswith("{") and json.loads(line).get("event") == "search"]
+    # 1 s a move less 0.4 s, counted from the command's arrival (the default keeps 0.15 s back)
+    assert 0 < budget <= 0.6 + 1e-3, budget
+
+
 def test_engine_help_states_the_budget_without_a_move_time(capsys):
     from engine_server.cli import main
 

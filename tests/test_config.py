@@ -62,6 +62,7 @@ def test_print_config_reads_back_to_the_same_configuration():
     ("[engine]\nseed = 1\n\n[remot]\nthreads = 1\n", 4, "unknown table [remot]"),
     ("[remote]\nthreads = \"two\"\n", 2, "[remote] threads = 'two': expected an integer"),
     ("[remote]\nmove_time = true\n", 2, "expected seconds > 0"),
+    ("[engine]\nmove_overhead = -0.1\n", 2, "expected seconds 0..10"),
     ("[presets]\nfast = \"uct:iteratons=5\"\n", 2, "unknown parameter 'iteratons'"),
     ("[engine]\nmove_time = 1\n[engine\n", 3, "line 3"),
     ("[levels]\n1 = \"nosuch\"\n", 0, "names 'nosuch', which is not a preset"),

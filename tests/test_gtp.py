@@ -99,6 +99,23 @@ def test_time_left_drives_genmove_budget(gtp):
     assert job.result.stopped_by == "time" and budget <= dt < budget + SLACK, (budget, dt)
 
 
+@pytest.mark.parametrize("overhead", [None, 0.05, 0.4])
+def test_the_move_overhead_is_kept_back_of_a_per_move_limit(overhead):
+    # time_settings 0 1 1 is how a referee says "1 s a move" (Canadian, one stone a period);
+    # the engine's budget is that second less the overhead, 0.15 s unless the option says
+    from engine_server.search.timeman import DEFAULT_LAG_BUFFER
+
+    opts = {} if overhead is None else {"move_overhead": overhead}
+    h = Harness("gtp", agent="uct:iterations=100000000", **opts)
+    try:
+        h.send("time_settings 0 1 1", "genmove black")
+        (job,) = h.jobs
+        expected = 1.0 - (DEFAULT_LAG_BUFFER if overhead is None else overhead)
+        assert job.limits.deadline - h.received == pytest.approx(expected, abs=1e-6)
+    finally:
+        h.close()
+
+
 def test_move_time_cap_always_wins(gtp):
     gtp.session.set_agent("uct:iterations=100000000")
     gtp.session.options.move_time = 0.3

@@ -102,7 +102,7 @@ class GtpHandler:
     def __init__(self, session: Session, timeman: TimeManager | None = None):
         self.session = session
         self.out = session.output
-        self.timeman = timeman or TimeManager()
+        self.timeman = timeman or TimeManager(lag_buffer=session.options.move_overhead)
         self.clocks = {Color.BLACK: Clock(), Color.WHITE: Clock()}
         self.inserted: set[int] = set()  # indices of passes we inserted for Quarry
         self._analysis: SearchJob | None = None

@@ -62,7 +62,7 @@ class NBoardHandler:
                  hint_interval: float = HINT_INTERVAL):
         self.session = session
         self.out = session.output
-        self.timeman = timeman or TimeManager()
+        self.timeman = timeman or TimeManager(lag_buffer=session.options.move_overhead)
         self.depth = 12
         self.contempt = 0
         self.times: list[float | None] = []     # seconds used per move, aligned with the game

@@ -109,9 +109,15 @@ def move_share(empties: int) -> float:
     return min(1.0 / 3.0, move_weight(empties) / total)
 
 
+# Seconds lost per move between the GUI's clock and ours: the command's transit, the search
+# noticing its deadline (a batch, a few ms; up to 0.08 s seen at 1 s a move on two busy cores)
+# and the answer's transit.  The engine's --move-overhead sets it.
+DEFAULT_LAG_BUFFER = 0.15
+
+
 @dataclass
 class TimeManager:
-    lag_buffer: float = 0.15       # seconds lost per move between the GUI's clock and ours
+    lag_buffer: float = DEFAULT_LAG_BUFFER
     min_move_time: float = 0.02    # never plan less than this (a batch always runs anyway)
 
     forced_move_time: float = 0.05  # under a clock, a forced move (or pass) takes no more
