@@ -55,11 +55,6 @@ def _parser(web: bool = False) -> argparse.ArgumentParser:
                         "budget: best searches 8 plies deep (mostly 0.005-0.1 s a move) and "
                         "solves endgames exactly (up to about 2 s); --list-agents gives every "
                         "agent's")
-    p.add_argument("--move-overhead", type=float, default=None, metavar="SECONDS",
-                   help="seconds kept back of every budget the GUI's clock gives (default "
-                        "0.15): what a move loses in transit and in stopping the search. "
-                        "Raise it where the GUI is remote or the machine busy, lower it where "
-                        "a referee on the same machine allows every last hundredth")
     p.add_argument("--ponder", action="store_true", default=None,
                    help="think on the opponent's time until the next command")
     p.add_argument("--seed", type=int, default=None, help="seed of the agent's random stream")
@@ -70,8 +65,14 @@ def _parser(web: bool = False) -> argparse.ArgumentParser:
         # stdin and ZeroMQ options do not apply to the page; their values stay unset
         p.set_defaults(protocol=None, precompile=False, selfplay=False, zmq=None,
                        no_stdio=None, max_sessions=None, idle_timeout=None, curve_key=None,
-                       allowed_clients=None, insecure=None, gen_keys=None)
+                       allowed_clients=None, insecure=None, gen_keys=None,
+                       move_overhead=None)   # the page has no GUI clock to keep time back of
     else:
+        p.add_argument("--move-overhead", type=float, default=None, metavar="SECONDS",
+                       help="seconds kept back of every budget the GUI's clock gives (default "
+                            "0.15): what a move loses in transit and in stopping the search. "
+                            "Raise it where the GUI is remote or the machine busy, lower it where "
+                            "a referee on the same machine allows every last hundredth")
         p.add_argument("--protocol", default=None, choices=["auto", "nboard", "gtp"],
                        help="auto: 'nboard', 'ping' or 'set ...' first means NBoard, else GTP")
         p.add_argument("--precompile", action="store_true",

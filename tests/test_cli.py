@@ -109,7 +109,8 @@ def test_othello_web_help_shows_its_address_and_only_the_options_that_apply(caps
     assert e.value.code == 0 and out.startswith("usage: othello-web ")
     assert "HOST:PORT" in out and "--agent" in out and "--config" in out
     options = out.split("options:")[1]
-    for engine_only in ("--zmq", "--protocol", "--selfplay", "--gen-keys", "--web "):
+    for engine_only in ("--zmq", "--protocol", "--selfplay", "--gen-keys", "--web ",
+                        "--move-overhead"):
         assert engine_only not in options
 
 
