@@ -76,6 +76,47 @@ def test_positions_come_from_held_out_games_only():
         p.bitboards() for p in H.heldout_positions(sample, 8, 3, 15, 40)]
 
 
+def test_the_games_outcomes_are_the_side_to_moves_and_a_forced_end_matches_them():
+    from engine_server.game import PASS
+    from engine_server.game.position import Color
+
+    sample = data_file("wthor-sample.wtb")
+    positions, outcomes = H.heldout_outcomes(sample, 20, 3, 1, 1)
+    # the same draw as heldout_positions'
+    assert positions == H.heldout_positions(sample, 20, 3, 1, 1)
+    assert len(positions) >= 10 and set(outcomes) == {"theoretical", "final"}
+
+    def exact(q):
+        if q.is_game_over():
+            return q.score()
+        if q.must_pass():
+            return -exact(q.play(PASS))
+        return max(-exact(q.play(m)) for m in q.legal_moves())
+
+    # one empty: the rest of the game is forced, so what the players reached is its value,
+    # from the side to move's view, whichever colour that is
+    assert {p.side for p in positions} == {Color.BLACK, Color.WHITE}
+    assert outcomes["final"].tolist() == [exact(p) for p in positions]
+    assert np.all(np.abs(outcomes["theoretical"]) <= 64)
+
+
+def test_outcome_rows_score_our_values_and_the_label_by_one_outcome():
+    rng = np.random.default_rng(5)
+    outcome = rng.integers(-30, 31, 120)
+    empties = np.repeat([30, 44], 60)
+    # our depths 0..4 in the outcome's order at twice its spread; the label in reverse order
+    values = np.stack([2.0 * outcome] * 5, axis=1)
+    label = -outcome + rng.normal(0, 1, 120)
+    rows = H.outcome_rows(values, empties, outcome, label, band=6)
+    assert [r["empties"] for r in rows] == [[30, 35], [42, 44], [30, 44]]
+    total = rows[-1]
+    assert total["positions"] == 120
+    assert total["corr_depth2"] == 1.0 and total["scale_depth2"] == 0.5
+    assert total["scaled_mae_depth2"] == 0.0
+    assert total["corr_label"] < -0.95 and total["scale_label"] < 0
+    assert "corr_label" not in H.outcome_rows(values, empties, outcome)[-1]
+
+
 def test_deviated_positions_follow_a_move_the_game_did_not_play(capsys):
     from engine_server.game import PASS, Game
 
@@ -139,6 +180,11 @@ def test_the_command_writes_a_reproducible_report_with_a_plot(tmp_path):
     total = a["rows"][-1]
     assert total["positions"] == 6 and total["mae_depth4"] == 0.0
     assert total["mae_depth0"] >= 0 and total["mae_depth2"] >= 0
+    # the games' own outcomes score our values and the label (here our depth 4) alike
+    assert a["outcomes"] == b["outcomes"] and set(a["outcomes"]) == {"theoretical", "final"}
+    for rows in a["outcomes"].values():
+        assert rows[-1]["positions"] == 6
+        assert rows[-1]["corr_label"] == rows[-1]["corr_depth4"]
 
 
 def test_bad_empties_and_a_label_shallower_than_the_scored_depths_are_refused(capsys):

@@ -26,6 +26,12 @@ player of ``othello-match`` that reports an evaluation with its move: an NBoard 
 in-process ``agent:`` searches ``--judge-time`` seconds); its value of each position, the side
 to move's view, is the label.  Its answers are cached in ``--work`` as
 well, so a long labelling resumes.
+
+Every judge agrees best with itself, so WTHOR positions (standard rules, not ``--deviate``) are
+also scored against what their games record, labels no engine made: the ``outcomes`` of the
+report give, per band, the correlation with the score of perfect play from the game's position
+at 24 empties (``theoretical``) and with the players' final score (``final``), for our shallow
+values and for the report's label (the judge's values, or our deep search's).
 """
 
 from __future__ import annotations
@@ -62,6 +68,28 @@ def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empt
     held = np.arange(0, len(games), HOLDOUT)
     return [p for _, p in draw_positions(games, held, n, seed, min_empties, max_empties, skip,
                                          deviate)]
+
+
+def heldout_outcomes(wthor: Path, n: int, seed: int, min_empties: int, max_empties: int,
+                     skip: Callable[[Position], bool] | None = None
+                     ) -> tuple[list[Position], dict[str, np.ndarray]]:
+    """``heldout_positions`` (never deviated) with what WTHOR records of each position's game,
+    in discs from the side to move's view: ``theoretical``, the score of perfect play from the
+    game's position at WTHOR's theoretical depth (24 empties), and ``final``, the score the
+    players reached.  Neither engine's search made these labels, so they judge ours and an
+    outside judge's values alike; the players' moves down to 24 empties make them noisy."""
+    from engine_server.game.position import Color
+
+    from .wthor import read_dir, read_file
+
+    games = read_file(wthor) if wthor.is_file() else read_dir(wthor)
+    held = np.arange(0, len(games), HOLDOUT)
+    drawn = draw_positions(games, held, n, seed, min_empties, max_empties, skip)
+    g = np.array([i for i, _ in drawn], np.int64)
+    sign = np.array([1 if p.side == Color.BLACK else -1 for _, p in drawn], np.int64)
+    return [p for _, p in drawn], {
+        "theoretical": sign * (2 * games.theoretical[g].astype(np.int64) - 64),
+        "final": sign * (2 * games.real[g].astype(np.int64) - 64)}
 
 
 def draw_positions(games: Any, pool: np.ndarray, n: int, seed: int, min_empties: int,
@@ -116,26 +144,56 @@ def errors(values: np.ndarray, empties: np.ndarray, depth: int,
     # a search that reaches the end is the label itself
     cols = {d: values[idx, np.minimum(d, empties)] for d in SHALLOW}
     rows = []
-    lo_all, hi_all = int(empties.min()), int(empties.max())
-    buckets = [(lo, min(lo + band - 1, hi_all))
-               for lo in range(lo_all - lo_all % band, hi_all + 1, band)]
-    for lo, hi in [*buckets, (lo_all, hi_all)]:
-        sel = (empties >= lo) & (empties <= hi)
-        if not sel.any():
-            continue
+    for lo, hi, sel in _bands(empties, band):
         row: dict[str, Any] = {"empties": [lo, hi], "positions": int(sel.sum())}
         for d, shallow in cols.items():
             row[f"mae_depth{d}"] = round(float(np.mean(np.abs(shallow[sel] - label[sel]))), 3)
         for d, shallow in cols.items():
-            row.update(_spread(shallow[sel], label[sel], d))
+            row.update(_spread(shallow[sel], label[sel], f"depth{d}"))
         rows.append(row)
     return rows
 
 
-def _spread(x: np.ndarray, y: np.ndarray, d: int) -> dict[str, Any]:
-    """What of the error is spread and what is order: ``scale_depth{d}``, the factor k that
-    fits the label best as k * value (least squares), ``scaled_mae_depth{d}``, the error left
-    after it, and ``corr_depth{d}``, the correlation of value and label (None where it is not
+def _bands(empties: np.ndarray, band: int) -> list[tuple[int, int, np.ndarray]]:
+    """(lo, hi, mask) of each band of ``band`` empties that has positions (from a multiple of
+    it), then of all of them."""
+    lo_all, hi_all = int(empties.min()), int(empties.max())
+    buckets = [(lo, min(lo + band - 1, hi_all))
+               for lo in range(lo_all - lo_all % band, hi_all + 1, band)]
+    out = []
+    for lo, hi in [*buckets, (lo_all, hi_all)]:
+        sel = (empties >= lo) & (empties <= hi)
+        if sel.any():
+            out.append((lo, hi, sel))
+    return out
+
+
+def outcome_rows(values: np.ndarray, empties: np.ndarray, outcome: np.ndarray,
+                 label: np.ndarray | None = None, band: int = BUCKET) -> list[dict[str, Any]]:
+    """How well each shallow depth of ``values`` (and ``label``, the report's own label: an
+    outside judge's values or our deep search's, as ``*_label``) orders the positions by an
+    outcome no search made (``heldout_outcomes``): per band, the correlation, and the factor
+    and the error after it as in :func:`_spread`.  The outcome is far noisier than a deep
+    search, so what means much is the comparison of two evaluations on the same positions,
+    not either number alone."""
+    idx = np.arange(len(values))
+    cols = {d: values[idx, np.minimum(d, empties)] for d in SHALLOW}
+    y = outcome.astype(np.float64)
+    rows = []
+    for lo, hi, sel in _bands(empties, band):
+        row: dict[str, Any] = {"empties": [lo, hi], "positions": int(sel.sum())}
+        for d, shallow in cols.items():
+            row.update(_spread(shallow[sel], y[sel], f"depth{d}"))
+        if label is not None:
+            row.update(_spread(label[sel], y[sel], "label"))
+        rows.append(row)
+    return rows
+
+
+def _spread(x: np.ndarray, y: np.ndarray, name: str) -> dict[str, Any]:
+    """What of the error is spread and what is order: ``scale_{name}``, the factor k that
+    fits the label best as k * value (least squares), ``scaled_mae_{name}``, the error left
+    after it, and ``corr_{name}``, the correlation of value and label (None where it is not
     defined).  A factor for a band of empties changes no choice of a search among positions of
     that band, so the scaled error and the correlation are what a better evaluation for play
     must lower; the factor is fitted on the band it scores (one number per band, so a little
@@ -143,9 +201,9 @@ def _spread(x: np.ndarray, y: np.ndarray, d: int) -> dict[str, Any]:
     xx = float(x @ x)
     k = float(x @ y) / xx if xx > 0 else 1.0
     ok = len(x) > 1 and float(x.std()) > 0 and float(y.std()) > 0
-    return {f"scale_depth{d}": round(k, 3),
-            f"scaled_mae_depth{d}": round(float(np.mean(np.abs(k * x - y))), 3),
-            f"corr_depth{d}": round(float(np.corrcoef(x, y)[0, 1]), 3) if ok else None}
+    return {f"scale_{name}": round(k, 3),
+            f"scaled_mae_{name}": round(float(np.mean(np.abs(k * x - y))), 3),
+            f"corr_{name}": round(float(np.corrcoef(x, y)[0, 1]), 3) if ok else None}
 
 
 def _searched(rules: int, positions: list[Position], w: np.ndarray, d: int, threads: int,
@@ -163,10 +221,13 @@ def _searched(rules: int, positions: list[Position], w: np.ndarray, d: int, thre
 def report(rules: int, weights: np.ndarray, positions: list[Position], depth: int, threads: int,
            work: Path | None, log: Callable[[str], None],
            label_weights: np.ndarray | None = None, judge: np.ndarray | None = None,
-           band: int = BUCKET) -> dict[str, Any]:
+           band: int = BUCKET, outcomes: dict[str, np.ndarray] | None = None
+           ) -> dict[str, Any]:
     """The errors of ``weights``' shallow values against depth-``depth`` values of
     ``label_weights`` (the same weights when not given), so that two evaluations are judged
-    by one set of labels; or against ``judge``, one outside value per position."""
+    by one set of labels; or against ``judge``, one outside value per position.  With
+    ``outcomes`` (``heldout_outcomes``), the report's ``outcomes`` also scores our values and
+    the label against each of them (:func:`outcome_rows`)."""
     def searched(w: np.ndarray, d: int) -> np.ndarray:
         return _searched(rules, positions, w, d, threads, work, log)
 
@@ -179,9 +240,15 @@ def report(rules: int, weights: np.ndarray, positions: list[Position], depth: in
         same = label_weights is None or np.array_equal(label_weights, weights)
         values = labels if same else searched(weights, max(SHALLOW))
     empties = np.array([p.empties for p in positions])
-    return {"rules": str(Rules(rules)), "positions": len(positions), "label_depth": depth,
-            "seconds": round(time.monotonic() - t0, 1),
-            "rows": errors(values, empties, depth, labels, band)}
+    result = {"rules": str(Rules(rules)), "positions": len(positions), "label_depth": depth,
+              "seconds": round(time.monotonic() - t0, 1),
+              "rows": errors(values, empties, depth, labels, band)}
+    if outcomes is not None:
+        idx = np.arange(len(positions))
+        label = labels if labels.ndim == 1 else labels[idx, np.minimum(depth, empties)]
+        result["outcomes"] = {name: outcome_rows(values, empties, y, label, band)
+                              for name, y in outcomes.items()}
+    return result
 
 
 def children(positions: list[Position]) -> tuple[list[Position], np.ndarray, np.ndarray,
@@ -470,12 +537,16 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
             print(f"othello-train heldout: --outside-book: {e}", file=sys.stderr)
             return 2
         skip = lambda p: book.index(p) >= 0  # noqa: E731
-    if rules == int(Rules.STANDARD):
-        positions = heldout_positions(args.wthor, args.positions, args.seed, args.min_empties,
-                                      args.max_empties, skip, args.deviate)
+    outcomes = None
+    if rules == int(Rules.STANDARD) and not args.deviate:
+        positions, outcomes = heldout_outcomes(args.wthor, args.positions, args.seed,
+                                               args.min_empties, args.max_empties, skip)
         source = f"held-out WTHOR games ({args.wthor}), seed {args.seed}"
-        if args.deviate:
-            source += ", each after a random move other than the game's"
+    elif rules == int(Rules.STANDARD):   # deviated: the games' outcomes are not theirs
+        positions = heldout_positions(args.wthor, args.positions, args.seed, args.min_empties,
+                                      args.max_empties, skip, deviate=True)
+        source = (f"held-out WTHOR games ({args.wthor}), seed {args.seed}, each after a random "
+                  f"move other than the game's")
     else:
         positions = [p for p in selfplay_positions(rules, 4 * args.positions, args.seed)
                      if args.min_empties <= p.empties <= args.max_empties
@@ -508,7 +579,7 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
                                log, judged, kids, parent, kid, sign, exact, args.band)
     else:
         result = report(rules, weights, positions, args.depth, args.threads, args.work, log,
-                        label_weights, judged, args.band)
+                        label_weights, judged, args.band, outcomes)
     if args.judge is not None:
         from clients.match.players import PlayerSpec
 
@@ -528,5 +599,6 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["JudgeError", "add_parser", "children", "draw_positions", "errors", "heldout_positions",
-           "judge_values", "main", "move_values", "regret_report", "regrets", "report"]
+__all__ = ["JudgeError", "add_parser", "children", "draw_positions", "errors", "heldout_outcomes",
+           "heldout_positions", "judge_values", "main", "move_values", "outcome_rows",
+           "regret_report", "regrets", "report"]
