@@ -62,12 +62,19 @@ def heldout_positions(wthor: Path, n: int, seed: int, min_empties: int, max_empt
     engine plays from its book without evaluating it).  ``deviate``: instead of the game's
     position, the one after a legal move other than the move the game played there, drawn by
     the seed: a position off the experts' lines, of the kind that fills a search's tree."""
+    _, drawn = _held_draw(wthor, n, seed, min_empties, max_empties, skip, deviate)
+    return [p for _, p in drawn]
+
+
+def _held_draw(wthor: Path, n: int, seed: int, min_empties: int, max_empties: int,
+               skip: Callable[[Position], bool] | None, deviate: bool
+               ) -> tuple[Any, list[tuple[int, Position]]]:
+    """The WTHOR games and ``draw_positions`` over those the fit holds out."""
     from .wthor import read_dir, read_file
 
     games = read_file(wthor) if wthor.is_file() else read_dir(wthor)
     held = np.arange(0, len(games), HOLDOUT)
-    return [p for _, p in draw_positions(games, held, n, seed, min_empties, max_empties, skip,
-                                         deviate)]
+    return games, draw_positions(games, held, n, seed, min_empties, max_empties, skip, deviate)
 
 
 def heldout_outcomes(wthor: Path, n: int, seed: int, min_empties: int, max_empties: int,
@@ -80,11 +87,7 @@ def heldout_outcomes(wthor: Path, n: int, seed: int, min_empties: int, max_empti
     outside judge's values alike; the players' moves down to 24 empties make them noisy."""
     from engine_server.game.position import Color
 
-    from .wthor import read_dir, read_file
-
-    games = read_file(wthor) if wthor.is_file() else read_dir(wthor)
-    held = np.arange(0, len(games), HOLDOUT)
-    drawn = draw_positions(games, held, n, seed, min_empties, max_empties, skip)
+    games, drawn = _held_draw(wthor, n, seed, min_empties, max_empties, skip, False)
     g = np.array([i for i, _ in drawn], np.int64)
     sign = np.array([1 if p.side == Color.BLACK else -1 for _, p in drawn], np.int64)
     return [p for _, p in drawn], {
