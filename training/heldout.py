@@ -139,13 +139,9 @@ def errors(values: np.ndarray, empties: np.ndarray, depth: int,
     empties (from a multiple of it: 24-29, 30-35... for 6); a row per band that has positions,
     then one for all of them.  The label is ``labels``' value at ``depth`` (``values``' own
     when not given), or at the end when fewer empties remain."""
-    idx = np.arange(len(values))
-    if labels is not None and labels.ndim == 1:
-        label = labels          # one value per position: an outside judge's
-    else:
-        label = (values if labels is None else labels)[idx, np.minimum(depth, empties)]
+    label = _at_depth(values if labels is None else labels, empties, depth)
     # a search that reaches the end is the label itself
-    cols = {d: values[idx, np.minimum(d, empties)] for d in SHALLOW}
+    cols = {d: _at_depth(values, empties, d) for d in SHALLOW}
     rows = []
     for lo, hi, sel in _bands(empties, band):
         row: dict[str, Any] = {"empties": [lo, hi], "positions": int(sel.sum())}
@@ -155,6 +151,14 @@ def errors(values: np.ndarray, empties: np.ndarray, depth: int,
             row.update(_spread(shallow[sel], label[sel], f"depth{d}"))
         rows.append(row)
     return rows
+
+
+def _at_depth(values: np.ndarray, empties: np.ndarray, depth: int) -> np.ndarray:
+    """Each position's value at ``depth`` (at the end when fewer empties remain); values with
+    one column, an outside judge's, are that value whatever the depth."""
+    if values.ndim == 1:
+        return values
+    return values[np.arange(len(values)), np.minimum(depth, empties)]
 
 
 def _bands(empties: np.ndarray, band: int) -> list[tuple[int, int, np.ndarray]]:
@@ -179,8 +183,7 @@ def outcome_rows(values: np.ndarray, empties: np.ndarray, outcome: np.ndarray,
     and the error after it as in :func:`_spread`.  The outcome is far noisier than a deep
     search, so what means much is the comparison of two evaluations on the same positions,
     not either number alone."""
-    idx = np.arange(len(values))
-    cols = {d: values[idx, np.minimum(d, empties)] for d in SHALLOW}
+    cols = {d: _at_depth(values, empties, d) for d in SHALLOW}
     y = outcome.astype(np.float64)
     rows = []
     for lo, hi, sel in _bands(empties, band):
@@ -247,8 +250,7 @@ def report(rules: int, weights: np.ndarray, positions: list[Position], depth: in
               "seconds": round(time.monotonic() - t0, 1),
               "rows": errors(values, empties, depth, labels, band)}
     if outcomes is not None:
-        idx = np.arange(len(positions))
-        label = labels if labels.ndim == 1 else labels[idx, np.minimum(depth, empties)]
+        label = _at_depth(labels, empties, depth)
         result["outcomes"] = {name: outcome_rows(values, empties, y, label, band)
                               for name, y in outcomes.items()}
     return result
