@@ -99,10 +99,15 @@ def _parser(web: bool = False) -> argparse.ArgumentParser:
                        help="serve the web page instead of stdin (docs/web.md); without a "
                             "value, or with a part left out, the [web] table's (127.0.0.1:8000)")
     st = p.add_argument_group("session store (ZeroMQ and web sessions outlive the server)")
-    st.add_argument("--store", metavar="PATH", default=None,
+    st.add_argument("--store", metavar="PATH|DSN", default=None,
                     help="SQLite file the sessions are kept in (default: [store] path, else "
-                         "~/.local/share/othello-engine/sessions.sqlite3); servers given the "
-                         "same file share their sessions")
+                         "~/.local/share/othello-engine/sessions.sqlite3), or a PostgreSQL "
+                         "database, postgresql://USER@HOST:PORT/DATABASE (the postgres "
+                         "extra); servers given the same store share their sessions")
+    st.add_argument("--server-name", metavar="NAME", default=None,
+                    help="this server's name in the store's leases (default: the host's "
+                         "name); servers of one machine with different names wait out each "
+                         "other's leases as if on separate machines")
     st.add_argument("--no-store", action="store_true", default=None,
                     help="keep sessions in memory only: a restart loses them")
     p.add_argument("--log-level", default=None,
@@ -170,6 +175,7 @@ _FLAG_KEYS: list[tuple[str, str, str, Any]] = [
     ("allowed_clients", "zmq", "allowed_clients", None), ("insecure", "zmq", "insecure", None),
     ("log_level", "log", "level", None), ("log_file", "log", "file", None),
     ("store", "store", "path", None), ("no_store", "store", "enabled", False),
+    ("server_name", "store", "server_name", None),
 ]
 
 
@@ -300,7 +306,7 @@ def _serve_zmq(cfg: Config, options: EngineOptions) -> int:
 
     from .serve.signals import handle_signals
     from .serve.stdio import serve_stdio
-    from .serve.store import store_from_settings
+    from .serve.store import StoreError, store_from_settings
     from .serve.zmq_server import SecurityError, ServerConfig, ZmqServer
 
     z = cfg.zmq
@@ -312,7 +318,11 @@ def _serve_zmq(cfg: Config, options: EngineOptions) -> int:
         server_secret_key=Path(z["curve_key"]) if z["curve_key"] else None,
         allowed_clients=Path(z["allowed_clients"]) if z["allowed_clients"] else None,
         remote_policy=cfg.remote.policy(), drain_timeout=float(cfg.store["drain_timeout"]))
-    store = store_from_settings(cfg.store, "othello-engine")
+    try:
+        store = store_from_settings(cfg.store, "othello-engine")
+    except StoreError as e:
+        print(f"othello-engine: {e}", file=sys.stderr)
+        return 2
     try:
         server = ZmqServer(options, config, store=store)
     except (SecurityError, OSError, ValueError) as e:

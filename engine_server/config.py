@@ -91,7 +91,10 @@ SCHEMA: dict[str, dict[str, Check]] = {
     },
     "store": {
         "enabled": ((bool,), None, "true or false"),
-        "path": ((str,), lambda v: bool(v.strip()), "a file path"),
+        "path": ((str,), lambda v: bool(v.strip()),
+                 "a file path, or a PostgreSQL address postgresql://USER@HOST:PORT/DATABASE"),
+        "server_name": ((str,), lambda v: bool(v.strip()) and "/" not in v,
+                        "a name without '/' (default: the host's name)"),
         "lease": ((int, float), lambda v: 1 <= v <= 3600, "seconds 1..3600"),
         "drain_timeout": ((int, float), lambda v: 0 <= v <= 3600, "seconds 0..3600"),
     },
@@ -141,9 +144,10 @@ class Config:
         "host": "127.0.0.1", "port": 8000, "max_sessions": 16, "max_message_bytes": 65536,
         "resume_timeout": 60.0, "idle_timeout": 1800.0})
     # The session store of the ZeroMQ and web servers (serve/store.py); path None: the
-    # per-user default (store.default_store_path).
+    # per-user default (store.default_store_path); server_name None: the host's name.
     store: dict[str, Any] = field(default_factory=lambda: {
-        "enabled": True, "path": None, "lease": 15.0, "drain_timeout": 10.0})
+        "enabled": True, "path": None, "lease": 15.0, "drain_timeout": 10.0,
+        "server_name": None})
     presets: dict[str, str] = field(default_factory=lambda: dict(BUILTIN_PRESETS))
     levels: dict[int, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)

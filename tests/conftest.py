@@ -132,3 +132,41 @@ def _zmq_context_still_works(request):
         zmq.Context._instance = None
         pytest.fail(f"after {request.node.nodeid} the shared ZeroMQ context carries no message "
                     "between two fresh sockets: its I/O thread is blocked")
+
+
+# --- session stores: the embedded SQLite file and a real PostgreSQL server --------------------
+
+def _postgres_missing(why: str) -> None:
+    """A test that needs PostgreSQL skips, saying why; CI (OTHELLO_REQUIRE_POSTGRES=1, set by
+    .ci/run after installing it) fails instead, so that the PostgreSQL store is never left
+    untested there."""
+    if os.environ.get("OTHELLO_REQUIRE_POSTGRES") == "1":
+        pytest.fail(f"PostgreSQL is required here (OTHELLO_REQUIRE_POSTGRES=1): {why}")
+    pytest.skip(f"no PostgreSQL server for the store tests: {why}")
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server of this test process (Debian's initdb and pg_ctl, on a loopback
+    port, in a temporary folder), stopped at the end."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        _postgres_missing("the psycopg package is not installed (the postgres extra)")
+    from benchmarks.pgserver import LocalPostgres, PostgresUnavailable
+
+    try:
+        pg = LocalPostgres().start()
+    except (PostgresUnavailable, OSError) as e:
+        _postgres_missing(str(e))
+    yield pg
+    pg.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(request, tmp_path):
+    """Where a fresh session store is: an SQLite file, or a new database of the PostgreSQL
+    server; every test that takes it runs against both."""
+    if request.param == "sqlite":
+        return str(tmp_path / "sessions.sqlite3")
+    return request.getfixturevalue("postgres").create_db()

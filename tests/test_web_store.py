@@ -103,9 +103,11 @@ def test_a_failed_write_is_logged_once_and_the_game_goes_on_in_memory(tmp_path):
     path = tmp_path / "sessions.sqlite3"
     h = WebHarness(agent=ENGINE)
     try:
-        setup = web_game.WorkerSetup(h.session.options, 65536, store_path=str(path),
+        server = SessionStore(path, holder="test/1/x")
+        assert server.acquire("web", "tok") is None
+        setup = web_game.WorkerSetup(h.session.options, 65536, store_location=str(path),
                                      store_holder="test/1/x")
-        cp = web_game._Checkpoints(setup, "tok", h.handler)
+        cp = web_game._Checkpoints(setup, "tok", h.handler, server.fence("web", "tok"))
         assert cp.store is not None
         h.run(cp)
         reader = SessionStore(path)

@@ -1,5 +1,11 @@
-"""The session store: what the ZeroMQ and web sessions need to outlive their server, in one
-SQLite file (docs/remote.md, "Across restarts"; docs/scaling.md for many machines).
+"""The session store: what the ZeroMQ and web sessions need to outlive their server, and to move
+between servers (docs/remote.md, "Across restarts"; docs/scaling.md for many machines).
+
+Two back ends behind one class: an SQLite file, the embedded default that servers of one
+machine share (``store_sqlite.py``), and a PostgreSQL database that servers of many machines
+share (``store_postgres.py``; ``--store postgresql://...``).  They differ only in connecting,
+marking their schema as ours, transactions and which clock leases are measured on; every
+operation below is the same SQL on both.
 
 A session is one row: its kind (``zmq`` or ``web``), its key (the client's routing id in hex,
 the page's token) and a JSON document of its durable state, written whole in one transaction
@@ -8,17 +14,21 @@ by the restored session on its first search.  Beside the sessions the store keep
 
 * leases: which server serves a session now.  A server takes a session's lease before it
   restores or opens it, renews all of its leases every few seconds, and gives them back when
-  it stops; another server may take a lease that has run out, or at once when its holder is a
-  process of this machine that no longer exists (a server killed with -9);
+  it stops.  Another server may take a lease that has run out, or at once when its holder is a
+  process of this machine that no longer runs (a server killed with -9; only where the holder
+  names this machine: a holder on another machine is waited out);
+* fencing: every lease taken gets a fresh random token, and every write of a session
+  (``save``, ``end``) carries the token of the lease it was made under.  A write whose lease
+  is no longer this server's with that token (the server was frozen past its lease, or cut
+  off, and another server took the session over, even if that one has given it back since) is
+  refused: the old server learns it lost the session and writes nothing more, so a game is
+  never forked;
 * the keys of sessions that ended, with why, so that a client coming back is told, also by a
   server that was started after its session ended.
 
-The file is in WAL mode with ``synchronous=NORMAL``: a committed change survives the process
-being killed (it is in the operating system's hands), and a power cut may lose the last few
-changes, never the file.  ``PRAGMA application_id`` marks the file as ours and ``user_version``
-holds the schema version, so that a foreign file, a corrupt one or one written by a newer
-version is refused with a :class:`StoreError` that names the file and what to do; callers then
-serve without a store, saying so (``open_store``).
+The schema is marked as ours with a version, so that a foreign database, a corrupt file or one
+written by a newer version is refused with a :class:`StoreError` that names the store and what
+to do.
 """
 
 from __future__ import annotations
@@ -26,7 +36,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sqlite3
 import sys
 import threading
 import time
@@ -36,30 +45,13 @@ from typing import Any, Callable
 
 from engine_server.log import get_logger
 
+from .store_backend import SCHEMA_VERSION, Backend, Cursor, StoreError, first_line
+
 log = get_logger("store")
 
-SCHEMA_VERSION = 1
-APPLICATION_ID = 0x4F544C53            # "OTLS": an othello-engine session store
 DEFAULT_LEASE_S = 15.0                 # a lease not renewed for this long may be taken over
-BUSY_TIMEOUT_S = 5.0                   # another process's write: wait this long for the lock
 EXPIRED_KEEP = 4096                    # ended sessions remembered per kind (oldest forgotten)
-
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS sessions (
-        kind TEXT NOT NULL, key TEXT NOT NULL, state TEXT NOT NULL, updated REAL NOT NULL,
-        PRIMARY KEY (kind, key))""",
-    """CREATE TABLE IF NOT EXISTS leases (
-        kind TEXT NOT NULL, key TEXT NOT NULL, holder TEXT NOT NULL, until REAL NOT NULL,
-        PRIMARY KEY (kind, key))""",
-    "CREATE INDEX IF NOT EXISTS leases_holder ON leases (holder)",
-    """CREATE TABLE IF NOT EXISTS expired (
-        kind TEXT NOT NULL, key TEXT NOT NULL, why TEXT NOT NULL, at REAL NOT NULL,
-        PRIMARY KEY (kind, key))""",
-)
-
-
-class StoreError(Exception):
-    """A store that cannot be used; the message names the file and what to do."""
+DSN_SCHEMES = ("postgresql://", "postgres://")
 
 
 def default_store_path() -> Path:
@@ -68,13 +60,22 @@ def default_store_path() -> Path:
     return base / "othello-engine" / "sessions.sqlite3"
 
 
-def server_id() -> str:
-    """This process as a lease holder: host, process id and a random part (a pid is reused)."""
-    return f"{socket.gethostname()}/{os.getpid()}/{os.urandom(4).hex()}"
+def is_dsn(location: str | os.PathLike[str]) -> bool:
+    """A PostgreSQL address (``postgresql://user@host:port/database``), not a file."""
+    return str(location).startswith(DSN_SCHEMES)
 
 
-def _holder_gone(holder: str) -> bool:
-    """The holder is a process of this machine that no longer runs (killed, crashed)."""
+def server_id(name: str | None = None) -> str:
+    """This process as a lease holder: its server's name (the host's unless given), process id
+    and a random part (a pid is reused).  Servers of one machine given different names treat
+    each other as if on separate machines."""
+    return f"{name or socket.gethostname()}/{os.getpid()}/{os.urandom(4).hex()}"
+
+
+def holder_gone(holder: str) -> bool:
+    """The holder is a process of this machine that no longer runs (killed, crashed, or a
+    zombie its parent has not reaped yet).  False for a holder named after another machine:
+    whether that one runs cannot be seen from here."""
     host, _, rest = holder.partition("/")
     pid_text = rest.partition("/")[0]
     if host != socket.gethostname() or not pid_text.isdigit():
@@ -88,128 +89,118 @@ def _holder_gone(holder: str) -> bool:
         return True
     except PermissionError:
         return False   # someone else's live process
-    return False
+    try:
+        # "pid (comm) S ...": the state follows the last parenthesis; Z is a dead process.
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2:].startswith("Z")
+    except (OSError, ValueError):
+        return False
+
+
+def new_fence() -> int:
+    """A lease's fencing token: random, 63 bits (a signed 64-bit column on both back ends)."""
+    return int.from_bytes(os.urandom(8), "big") >> 1
 
 
 @dataclass(frozen=True)
 class Lease:
-    """Who serves a session, and until when unless renewed (the store's wall clock)."""
+    """Who serves a session, and how many seconds until the lease runs out unless renewed."""
 
     holder: str
-    until: float
+    left: float
 
 
 class SessionStore:
-    """One SQLite file shared by every thread of a server, and by servers of one machine.
+    """The sessions, their leases and the ended ones, in an SQLite file or a PostgreSQL
+    database (``location``: a path, or a ``postgresql://`` address).  Shared by every thread
+    of a server; each server (and each web game's process) has a connection of its own.
 
-    Every method is one transaction.  Writes that fail (a full disk, a file removed under the
-    server) raise :class:`StoreError`; the caller keeps the session in memory and tries again
-    at its next change, so nothing is lost while the server runs."""
+    Every method is one transaction.  Failures (a full disk, a database out of reach) raise
+    :class:`StoreError`; the caller keeps the session in memory and tries again at its next
+    change where the store is on this machine, and refuses the request where it is shared
+    (:attr:`shared`)."""
 
-    def __init__(self, path: str | os.PathLike[str], holder: str | None = None,
-                 lease_s: float = DEFAULT_LEASE_S, clock: Callable[[], float] = time.time):
-        self.path = Path(path)
+    def __init__(self, location: str | os.PathLike[str], holder: str | None = None,
+                 lease_s: float = DEFAULT_LEASE_S, clock: Callable[[], float] | None = None):
+        """``clock``: the wall clock of writes, and of leases too where given (tests move
+        it); by default the machine's, and the database's for PostgreSQL's leases."""
         self.holder = holder or server_id()
         self.lease_s = lease_s
-        self.clock = clock
+        self.clock = clock or time.time
+        self._lease_clock = clock
         self._lock = threading.Lock()
-        self._db = self._open()
+        # The fencing token of each lease this store took (or was given): its writes carry it.
+        self._fences: dict[tuple[str, str], int] = {}
+        self.location = str(location)
+        self.backend: Backend
+        if "://" in self.location and not is_dsn(location):
+            raise StoreError(f"session store {self.location}: not a file path nor a PostgreSQL "
+                             "address; give --store PATH or --store "
+                             "postgresql://USER@HOST:PORT/DATABASE")
+        if is_dsn(location):
+            from .store_postgres import PostgresBackend
 
-    # --- opening ------------------------------------------------------------------------------
-    def _fail(self, what: str, todo: str) -> StoreError:
-        return StoreError(f"session store {self.path}: {what}; {todo}")
+            self.backend = PostgresBackend(self.location)
+        else:
+            from .store_sqlite import SqliteBackend
 
-    def _open(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise self._fail(f"cannot create its folder ({e.strerror})",
-                             "give a writable path with --store PATH") from None
-        fresh = not self.path.exists() or self.path.stat().st_size == 0
-        try:
-            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                                 check_same_thread=False)
-        except sqlite3.Error as e:
-            raise self._fail(f"cannot be opened ({e})",
-                             "give a writable path with --store PATH") from None
-        try:
-            app_id = db.execute("PRAGMA application_id").fetchone()[0]
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        except sqlite3.DatabaseError as e:
-            db.close()
-            raise self._fail(f"is not a readable SQLite file ({e})",
-                             "move it aside (it is kept as it is) and restart, or give another "
-                             "file with --store PATH") from None
-        if app_id != APPLICATION_ID and (app_id != 0 or tables > 0):
-            db.close()
-            raise self._fail("is an SQLite file of another program (application_id "
-                             f"{app_id:#x})", "give this server a file of its own with "
-                             "--store PATH") from None
-        if version > SCHEMA_VERSION:
-            db.close()
-            raise self._fail(f"was written by a newer othello-engine (store version {version}, "
-                             f"this one reads up to {SCHEMA_VERSION})",
-                             "run the newer version, or give this one another file with "
-                             "--store PATH") from None
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            if fresh or version < SCHEMA_VERSION:
-                with _transaction(db):
-                    for statement in _SCHEMA:
-                        db.execute(statement)
-                    db.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                    db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            db.execute("SELECT count(*) FROM sessions").fetchone()
-        except sqlite3.Error as e:
-            db.close()
-            raise self._fail(f"cannot be used ({e})",
-                             "check the disk and the file's permissions, or give another file "
-                             "with --store PATH") from None
-        return db
+            self.backend = SqliteBackend(Path(location))
+
+    @property
+    def where(self) -> str:
+        return self.backend.where
+
+    @property
+    def shared(self) -> bool:
+        return self.backend.shared
 
     def close(self) -> None:
         with self._lock:
-            try:
-                self._db.close()
-            except sqlite3.Error:
-                pass
+            self.backend.close()
 
-    def _run(self, fn: Callable[[sqlite3.Connection], Any], what: str) -> Any:
+    def _run(self, fn: Callable[[Cursor], Any], what: str) -> Any:
         with self._lock:
-            try:
-                with _transaction(self._db):
-                    return fn(self._db)
-            except sqlite3.Error as e:
-                raise self._fail(f"{what} failed ({e})",
-                                 "check the disk space and the file's permissions") from None
+            for attempt in (0, 1):
+                try:
+                    with self.backend.transaction() as cur:
+                        return fn(cur)
+                except self.backend.errors as e:
+                    if attempt == 0 and self.backend.lost_connection():
+                        continue   # a connection that broke since the last call: once more
+                    raise StoreError(f"session store {self.where}: {what} failed "
+                                     f"({first_line(e)}); {self.backend.todo}") from None
+
+    def _lease_now(self, cur: Cursor) -> float:
+        return self._lease_clock() if self._lease_clock is not None else self.backend.now(cur)
+
+    def _fenced(self, cur: Cursor, kind: str, key: str) -> bool:
+        """This store holds the session's lease under the token it was taken with."""
+        fence = self._fences.get((kind, key))
+        if fence is None:
+            return False
+        row = cur.run("SELECT holder, fence FROM leases WHERE kind = ? AND key = ?"
+                      + self.backend.for_update, (kind, key)).fetchone()
+        return row is not None and row[0] == self.holder and int(row[1]) == fence
 
     # --- sessions -----------------------------------------------------------------------------
-    def _held_elsewhere(self, db: sqlite3.Connection, kind: str, key: str) -> bool:
-        """Another server holds the session's lease: it is that server's to write and end."""
-        row = db.execute("SELECT holder FROM leases WHERE kind = ? AND key = ?",
-                         (kind, key)).fetchone()
-        return row is not None and row[0] != self.holder
-
     def save(self, kind: str, key: str, state: dict[str, Any]) -> bool:
         """Write a session's state (the whole document, one transaction).  False, and nothing
-        written, when another server holds the session's lease: it took the session over
-        (this server failed to renew in time), and its state wins."""
+        written, when this server does not hold the session's lease under its token: another
+        server took the session over (this one failed to renew in time), and its state wins."""
         text = json.dumps(state, separators=(",", ":"))
         now = self.clock()
 
-        def run(db: sqlite3.Connection) -> bool:
-            if self._held_elsewhere(db, kind, key):
+        def run(cur: Cursor) -> bool:
+            if not self._fenced(cur, kind, key):
                 return False
-            db.execute("INSERT INTO sessions (kind, key, state, updated) VALUES (?, ?, ?, ?) "
-                       "ON CONFLICT (kind, key) DO UPDATE SET state = excluded.state, "
-                       "updated = excluded.updated", (kind, key, text, now))
+            cur.run("INSERT INTO sessions (kind, key, state, updated) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (kind, key) DO UPDATE SET state = excluded.state, "
+                    "updated = excluded.updated", (kind, key, text, now))
             return True
         return bool(self._run(run, "saving a session"))
 
     def load(self, kind: str, key: str) -> dict[str, Any] | None:
-        row = self._run(lambda db: db.execute(
+        row = self._run(lambda cur: cur.run(
             "SELECT state FROM sessions WHERE kind = ? AND key = ?", (kind, key)).fetchone(),
             "reading a session")
         if row is None:
@@ -223,7 +214,7 @@ class SessionStore:
 
     def updated(self, kind: str, key: str) -> float | None:
         """When the session was last written (the store's wall clock), or None."""
-        row = self._run(lambda db: db.execute(
+        row = self._run(lambda cur: cur.run(
             "SELECT updated FROM sessions WHERE kind = ? AND key = ?", (kind, key)).fetchone(),
             "reading a session")
         return None if row is None else float(row[0])
@@ -232,158 +223,169 @@ class SessionStore:
         """Mark sessions as current without rewriting them (their client is still there): a
         sweep, or a server restoring them, counts their age from now."""
         now = self.clock()
-        self._run(lambda db: db.executemany(
+        self._run(lambda cur: cur.run_many(
             "UPDATE sessions SET updated = ? WHERE kind = ? AND key = ?",
             [(now, kind, key) for key in keys]), "marking sessions current")
 
     def keys(self, kind: str) -> list[str]:
-        rows = self._run(lambda db: db.execute(
+        rows = self._run(lambda cur: cur.run(
             "SELECT key FROM sessions WHERE kind = ? ORDER BY updated", (kind,)).fetchall(),
             "listing sessions")
         return [r[0] for r in rows]
 
     def end(self, kind: str, key: str, why: str | None) -> bool:
         """The session is over: its row and lease go; ``why`` (if any) is what its client is
-        told if it comes back.  False, and nothing changed, when another server holds its
-        lease: it took the session over, and it is not this server's to end."""
+        told if it comes back.  False, and nothing changed, when this server does not hold
+        its lease under its token: another server took it over, and it is not this one's to
+        end."""
         now = self.clock()
 
-        def run(db: sqlite3.Connection) -> bool:
-            if self._held_elsewhere(db, kind, key):
+        def run(cur: Cursor) -> bool:
+            if not self._fenced(cur, kind, key):
                 return False
-            _end_rows(db, kind, [key], why, now)
+            _end_rows(cur, kind, [key], why, now)
             return True
-        return bool(self._run(run, "ending a session"))
+        ended = bool(self._run(run, "ending a session"))
+        self._fences.pop((kind, key), None)
+        return ended
 
     def sweep(self, kind: str, older_than: float, why: str) -> list[str]:
         """End the sessions of ``kind`` last written before ``older_than`` (the store's wall
         clock) that no live server holds: their clients are told ``why``.  The keys ended."""
         now = self.clock()
 
-        def run(db: sqlite3.Connection) -> list[str]:
-            rows = db.execute(
-                "SELECT s.key, l.holder, l.until FROM sessions s LEFT JOIN leases l "
-                "ON l.kind = s.kind AND l.key = s.key WHERE s.kind = ? AND s.updated < ?",
-                (kind, older_than)).fetchall()
-            ended = [key for key, holder, until in rows
-                     if holder is None or until <= now or _holder_gone(holder)]
-            _end_rows(db, kind, ended, why, now)
+        def run(cur: Cursor) -> list[str]:
+            old = cur.run("SELECT key FROM sessions WHERE kind = ? AND updated < ?",
+                          (kind, older_than)).fetchall()
+            ended = []
+            lease_now = self._lease_now(cur)
+            for (key,) in old:
+                # Under the lock that taking its lease takes: not ended while another server
+                # is taking it back.
+                self.backend.lock(cur, kind, key)
+                lease = cur.run("SELECT holder, until FROM leases WHERE kind = ? AND key = ?",
+                                (kind, key)).fetchone()
+                if lease is None or lease[1] <= lease_now or holder_gone(lease[0]):
+                    ended.append(key)
+            _end_rows(cur, kind, ended, why, now)
             return ended
-        return self._run(run, "ending old sessions")
+        return list(self._run(run, "ending old sessions"))
 
     def take_expired(self, kind: str, key: str) -> str | None:
         """Why the session of ``key`` ended, once (the entry is removed), or None."""
-        def run(db: sqlite3.Connection) -> str | None:
-            row = db.execute("SELECT why FROM expired WHERE kind = ? AND key = ?",
-                             (kind, key)).fetchone()
-            if row is not None:
-                db.execute("DELETE FROM expired WHERE kind = ? AND key = ?", (kind, key))
-            return None if row is None else str(row[0])
-        return self._run(run, "reading ended sessions")
+        row = self._run(lambda cur: cur.run(
+            "DELETE FROM expired WHERE kind = ? AND key = ? RETURNING why",
+            (kind, key)).fetchone(), "reading ended sessions")
+        return None if row is None else str(row[0])
 
     # --- leases -------------------------------------------------------------------------------
     def acquire(self, kind: str, key: str) -> Lease | None:
-        """Take the session's lease for this server: None when it is taken, else the lease
-        that stands in the way (held by a live server, not run out)."""
-        now = self.clock()
+        """Take the session's lease for this server, under a new fencing token: None when it
+        is taken, else the lease that stands in the way (held by another server that may be
+        live and has not run out)."""
+        fence = new_fence()
 
-        def run(db: sqlite3.Connection) -> Lease | None:
-            row = db.execute("SELECT holder, until FROM leases WHERE kind = ? AND key = ?",
-                             (kind, key)).fetchone()
+        def run(cur: Cursor) -> Lease | None:
+            self.backend.lock(cur, kind, key)
+            now = self._lease_now(cur)
+            row = cur.run("SELECT holder, until FROM leases WHERE kind = ? AND key = ?",
+                          (kind, key)).fetchone()
             if row is not None and row[0] != self.holder and row[1] > now \
-                    and not _holder_gone(row[0]):
-                return Lease(row[0], float(row[1]))
-            db.execute("INSERT OR REPLACE INTO leases (kind, key, holder, until) "
-                       "VALUES (?, ?, ?, ?)", (kind, key, self.holder, now + self.lease_s))
+                    and not holder_gone(row[0]):
+                return Lease(row[0], float(row[1]) - now)
+            cur.run("INSERT INTO leases (kind, key, holder, until, fence) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (kind, key) DO UPDATE SET holder = excluded.holder, "
+                    "until = excluded.until, fence = excluded.fence",
+                    (kind, key, self.holder, now + self.lease_s, fence))
             return None
-        return self._run(run, "taking a lease")
+        lease = self._run(run, "taking a lease")
+        if lease is None:
+            self._fences[(kind, key)] = fence
+        return lease
+
+    def fence(self, kind: str, key: str) -> int | None:
+        """The token of this store's lease of the session (None: it took none)."""
+        return self._fences.get((kind, key))
+
+    def adopt(self, kind: str, key: str, fence: int) -> None:
+        """Write under a lease another connection of this server took (a web game's process
+        under its server's lease)."""
+        self._fences[(kind, key)] = fence
 
     def holds(self, kind: str, key: str) -> bool:
-        row = self._run(lambda db: db.execute(
-            "SELECT holder FROM leases WHERE kind = ? AND key = ?", (kind, key)).fetchone(),
-            "reading a lease")
-        return row is not None and row[0] == self.holder
+        return bool(self._run(lambda cur: self._fenced(cur, kind, key), "reading a lease"))
 
     def renew(self) -> int:
         """Extend every lease this server holds; how many it holds."""
-        until = self.clock() + self.lease_s
-        cur = self._run(lambda db: db.execute(
-            "UPDATE leases SET until = ? WHERE holder = ?", (until, self.holder)),
-            "renewing leases")
-        return int(cur.rowcount)
+        def run(cur: Cursor) -> int:
+            until = self._lease_now(cur) + self.lease_s
+            return int(cur.run("UPDATE leases SET until = ? WHERE holder = ?",
+                               (until, self.holder)).rowcount)
+        return int(self._run(run, "renewing leases"))
 
     def release(self, kind: str, key: str | None = None) -> None:
         """Give back one lease, or (``key`` None) every lease of ``kind`` this server holds."""
         if key is None:
-            self._run(lambda db: db.execute(
+            self._run(lambda cur: cur.run(
                 "DELETE FROM leases WHERE kind = ? AND holder = ?", (kind, self.holder)),
                 "giving back leases")
+            for k in [k for k in self._fences if k[0] == kind]:
+                del self._fences[k]
         else:
-            self._run(lambda db: db.execute(
+            self._run(lambda cur: cur.run(
                 "DELETE FROM leases WHERE kind = ? AND key = ? AND holder = ?",
                 (kind, key, self.holder)), "giving back a lease")
+            self._fences.pop((kind, key), None)
 
 
-def _end_rows(db: sqlite3.Connection, kind: str, keys: list[str], why: str | None,
-              now: float) -> None:
+def _end_rows(cur: Cursor, kind: str, keys: list[str], why: str | None, now: float) -> None:
     """Sessions over: their rows and leases go, and ``why`` (if any) is kept for their clients
     (the newest EXPIRED_KEEP of a kind)."""
     for key in keys:
-        db.execute("DELETE FROM sessions WHERE kind = ? AND key = ?", (kind, key))
-        db.execute("DELETE FROM leases WHERE kind = ? AND key = ?", (kind, key))
+        cur.run("DELETE FROM sessions WHERE kind = ? AND key = ?", (kind, key))
+        cur.run("DELETE FROM leases WHERE kind = ? AND key = ?", (kind, key))
         if why is not None:
-            db.execute("INSERT OR REPLACE INTO expired (kind, key, why, at) VALUES (?, ?, ?, ?)",
-                       (kind, key, why, now))
+            cur.run("INSERT INTO expired (kind, key, why, at) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (kind, key) DO UPDATE SET why = excluded.why, at = excluded.at",
+                    (kind, key, why, now))
     if keys and why is not None:
-        db.execute("DELETE FROM expired WHERE kind = ? AND at < (SELECT at FROM expired "
-                   "WHERE kind = ? ORDER BY at DESC LIMIT 1 OFFSET ?)",
-                   (kind, kind, EXPIRED_KEEP - 1))
+        cur.run("DELETE FROM expired WHERE kind = ? AND at < (SELECT at FROM expired "
+                "WHERE kind = ? ORDER BY at DESC LIMIT 1 OFFSET ?)",
+                (kind, kind, EXPIRED_KEEP - 1))
 
 
-class _transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error): a writer takes the file's
-    lock up front, so two servers never both read a lease as free."""
-
-    def __init__(self, db: sqlite3.Connection):
-        self.db = db
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
-        return self.db
-
-    def __exit__(self, kind: Any, value: Any, tb: Any) -> None:
-        if kind is None:
-            self.db.execute("COMMIT")
-        else:
-            try:
-                self.db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-
-
-def open_store(path: str | os.PathLike[str] | None, warn: Callable[[str], None],
+def open_store(location: str | os.PathLike[str] | None, warn: Callable[[str], None],
                **kwargs: Any) -> SessionStore | None:
-    """The store at ``path``, or None (no store: ``path`` None, or the file cannot be used, in
-    which case ``warn`` is told why and that the server goes on without one)."""
-    if path is None:
+    """The store at ``location``, or None: no location, or a file that cannot be used, in
+    which case ``warn`` is told why and that the server goes on without one.  A shared store
+    (PostgreSQL) that cannot be used raises :class:`StoreError`: servers that share their
+    games must not serve them alone, each from its own memory."""
+    if location is None:
         return None
     try:
-        return SessionStore(path, **kwargs)
+        return SessionStore(location, **kwargs)
     except StoreError as e:
+        if is_dsn(location):
+            raise
         warn(f"{e}. Serving without a session store: sessions will not outlive this server.")
         return None
 
 
 def store_from_settings(settings: dict[str, Any], prog: str) -> SessionStore | None:
-    """The store a configuration's ``[store]`` table asks for (``enabled``, ``path``,
-    ``lease``; ``--store PATH``, ``--no-store``), or None: turned off, or a file that cannot be
-    used (``PROG: why`` on stderr; the server then serves without one)."""
+    """The store a configuration's ``[store]`` table asks for (``enabled``, ``path``: a file
+    or a ``postgresql://`` address, ``lease``, ``server_name``; ``--store``, ``--no-store``,
+    ``--server-name``), or None: turned off, or a file that cannot be used (``PROG: why`` on
+    stderr; the server then serves without one).  :class:`StoreError` for a PostgreSQL store
+    that cannot be used."""
     if not settings["enabled"]:
         return None
-    path = settings["path"] or default_store_path()
-    return open_store(path, lambda text: print(f"{prog}: {text}", file=sys.stderr, flush=True),
-                      lease_s=float(settings["lease"]))
+    location = settings["path"] or default_store_path()
+    return open_store(location, lambda text: print(f"{prog}: {text}", file=sys.stderr,
+                                                   flush=True),
+                      lease_s=float(settings["lease"]),
+                      holder=server_id(settings.get("server_name")))
 
 
-__all__ = ["DEFAULT_LEASE_S", "Lease", "SCHEMA_VERSION", "SessionStore", "StoreError",
-           "default_store_path", "open_store", "server_id", "store_from_settings"]
+__all__ = ["Backend", "Cursor", "DEFAULT_LEASE_S", "Lease", "SCHEMA_VERSION", "SessionStore",
+           "StoreError", "default_store_path", "holder_gone", "is_dsn", "new_fence",
+           "open_store", "server_id", "store_from_settings"]

@@ -200,7 +200,7 @@ class WebServer:
         self.store_failing = False
         self.setup = WorkerSetup(replace(options, warmup=False, policy=config.remote_policy),
                                  config.max_message_bytes, log_level, log_file,
-                                 store_path=None if store is None else str(store.path),
+                                 store_location=None if store is None else store.location,
                                  store_holder=None if store is None else store.holder)
         self.games: dict[str, Tab] = {}
         # Tokens of ended games -> what to tell a page that comes back ("": nothing was lost).
@@ -393,10 +393,15 @@ class WebServer:
         kept it.  The tab, or why the stored game could not be taken back (its process has
         ended then)."""
         token = token or secrets.token_urlsafe(18)
+        if state is None and self.store is not None:
+            # A new token: nobody else holds it.  Taken before the process starts, whose
+            # writes carry the lease's token.
+            self._store_call(lambda store: store.acquire(STORE_KIND, token))
+        fence = None if self.store is None else self.store.fence(STORE_KIND, token)
         ours, theirs = socket.socketpair()
         try:
             proc = self._context().Process(target=tab_worker,
-                                           args=(theirs, self.setup, token, state),
+                                           args=(theirs, self.setup, token, state, fence),
                                            name="web-tab", daemon=True)
             proc.start()
         except BaseException:
@@ -413,8 +418,6 @@ class WebServer:
                 return failed
         tab = Tab(token, proc, reader, writer, time.monotonic())
         self.games[tab.token] = tab
-        if state is None and self.store is not None:
-            self._store_call(lambda store: store.acquire(STORE_KIND, token))
         tab.pump = asyncio.create_task(self._pump(tab))
         log.info("web_session_open", sessions=self.tabs, pid=proc.pid,
                  restored=state is not None)
@@ -449,7 +452,7 @@ class WebServer:
             self.store_failing = True
             return None
         if self.store_failing:
-            log.warning("store_recovered", path=str(self.store.path))
+            log.warning("store_recovered", store=self.store.where)
         self.store_failing = False
         return out
 
@@ -466,23 +469,28 @@ class WebServer:
         assert store is not None
         try:
             why = store.take_expired(STORE_KIND, token)
-            state = None if why is not None else store.load(STORE_KIND, token)
-            updated = None if state is None else store.updated(STORE_KIND, token)
+            stored = why is None and store.updated(STORE_KIND, token) is not None
         except StoreError as e:
             log.error("store_failed", error=str(e))
             return None, None, None
-        if why is not None or state is None:
+        if not stored:
             return None, why, None
         try:
+            # The lease before the state: what is read under it is the last write of the
+            # server before.
             lease = store.acquire(STORE_KIND, token)
+            state = None if lease is not None else store.load(STORE_KIND, token)
+            updated = None if state is None else store.updated(STORE_KIND, token)
         except StoreError as e:
-            log.error("store_failed", error=str(e))   # served from memory
-            lease = None
+            log.error("store_failed", error=str(e))
+            return None, None, ("the session store is out of reach; this page tries again "
+                                "in a moment")
         if lease is not None:
-            wait = max(0.0, lease.until - store.clock())
             return None, None, (f"this game is served by another server ({lease.holder}); "
                                 f"if that server has stopped, this page takes the game over "
-                                f"within {wait + 1:.0f} s")
+                                f"within {lease.left + 1:.0f} s")
+        if state is None:
+            return None, None, None
         if updated is not None and store.clock() - updated > self.config.resume_timeout:
             why = self._gone_why()
             self._store_call(lambda s: s.end(STORE_KIND, token, None))
@@ -769,7 +777,11 @@ def serve_web(cfg: Config, options: EngineOptions, address: str | None = None) -
                        resume_timeout=w["resume_timeout"], idle_timeout=w["idle_timeout"],
                        drain_timeout=float(cfg.store["drain_timeout"]),
                        remote_policy=cfg.remote.policy())
-    store = store_from_settings(cfg.store, "othello-web")
+    try:
+        store = store_from_settings(cfg.store, "othello-web")
+    except StoreError as e:
+        print(f"othello-web: {e}", file=sys.stderr)
+        return 2
     try:
         server = WebServer(options, config, cfg.log["level"], cfg.log["file"], store=store)
         sock = server.bind()
@@ -788,7 +800,7 @@ def serve_web(cfg: Config, options: EngineOptions, address: str | None = None) -
         log.warning("web_public_bind", host=host,
                     note="anyone who can reach this address can play (within [remote])")
     server.start_fork_server()
-    kept = f"kept in {store.path}" if store is not None else "no session store"
+    kept = f"kept in {store.where}" if store is not None else "no session store"
     print(f"othello-web: serving {url_of(sock)} (at most {config.max_sessions} games, {kept})",
           flush=True)
     server.serve(sock)

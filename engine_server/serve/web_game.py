@@ -65,6 +65,8 @@ STAMP = struct.Struct("!d")          # a message's arrival time (CLOCK_MONOTONIC
                                      # every process of the machine)
 MESSAGE, ATTACH, DETACH, DRAIN = 0, 1, 2, 3   # a page's message; a page took the game; the
                                              # page left; the server is stopping
+MOVED = ("this game was taken over by another server while this one was not answering (its "
+         "lease ran out); reload the page to go on where it is served now")
 # The games' kind in the session store (their key: the page's token).
 STORE_KIND = "web"
 
@@ -106,7 +108,7 @@ class WorkerSetup:
     max_message_bytes: int
     log_level: str = "warning"
     log_file: str | None = None
-    store_path: str | None = None
+    store_location: str | None = None   # an SQLite file or a postgresql:// address
     store_holder: str | None = None
 
 
@@ -115,18 +117,24 @@ class _Checkpoints:
     once (the game goes on in memory and the next change tries again), nothing after
     ``freeze``."""
 
-    def __init__(self, setup: WorkerSetup, token: str, handler: WebHandler):
+    def __init__(self, setup: WorkerSetup, token: str, handler: WebHandler,
+                 fence: int | None = None):
         self.token = token
         self.handler = handler
         self.frozen = threading.Event()
+        self.lost = False    # another server took the game over
+        self.told = False    # and the page was told
         self.failing = False
         self.saved: dict[str, Any] | None = None
         self.store: SessionStore | None = None
-        if setup.store_path and token:
+        if setup.store_location and token:
             try:
-                self.store = SessionStore(setup.store_path, holder=setup.store_holder)
+                self.store = SessionStore(setup.store_location, holder=setup.store_holder)
             except StoreError as e:
                 log.error("store_failed", error=str(e))
+        if self.store is not None and fence is not None:
+            # Its writes are fenced by the lease its server took for it.
+            self.store.adopt(STORE_KIND, token, fence)
 
     def __call__(self) -> None:
         if self.store is None or self.frozen.is_set():
@@ -142,12 +150,13 @@ class _Checkpoints:
             self.failing = True
             return
         if self.failing:
-            log.warning("store_recovered", path=str(self.store.path))
+            log.warning("store_recovered", store=self.store.where)
         self.failing = False
         if not kept:
             # Another server took the game over (this one failed to renew its lease in time):
             # its state wins, this process writes nothing more.
-            log.warning("store_taken_over", path=str(self.store.path))
+            log.warning("store_taken_over", store=self.store.where)
+            self.lost = True
             self.frozen.set()
             return
         self.saved = state
@@ -158,7 +167,7 @@ class _Checkpoints:
 
 
 def tab_worker(sock: socket.socket, setup: WorkerSetup, token: str = "",
-               restore: dict[str, Any] | None = None) -> None:
+               restore: dict[str, Any] | None = None, fence: int | None = None) -> None:
     """One game's process: its session, handler and controller, talking frames over ``sock``.
 
     Frames in: a kind (a page's message, a page attached, the page left, the server stops),
@@ -166,7 +175,7 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup, token: str = "",
     End of input (the game is over for the server, or the server stops) ends the process.
     ``token``: the game's key in the store; ``restore``: the state it kept, taken back
     before anything else (the first frame out says whether that worked; if not, the process
-    ends)."""
+    ends); ``fence``: the token of the lease its server took for it, carried by its writes."""
     import signal
 
     from engine_server.log import configure_logging
@@ -184,6 +193,13 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup, token: str = "",
             return
         if threading.get_ident() == controller:
             checkpoint()   # the store has the change before the page is told of it
+        if checkpoint.lost:
+            # Taken over: what this copy would say next was never kept; the page is told
+            # once, and reloading it finds the game where it is served now.
+            if checkpoint.told:
+                return
+            checkpoint.told = True
+            line = web.encode(web.error(MOVED, fatal=True))
         try:
             with send_lock:
                 _send_frame(sock, line.encode("utf-8"))
@@ -194,7 +210,7 @@ def tab_worker(sock: socket.socket, setup: WorkerSetup, token: str = "",
     inbox: queue.Queue[Any] = queue.Queue()
     handler = WebHandler(session, post=inbox.put, max_message_bytes=setup.max_message_bytes,
                          on_search=lower_priority)
-    checkpoint = _Checkpoints(setup, token, handler)
+    checkpoint = _Checkpoints(setup, token, handler, fence)
     if restore is not None:
         try:
             handler.restore(restore)

@@ -118,6 +118,8 @@ STOPPING = ("server stopping (a restart or a shutdown): this request was not run
 LOST_ON_STOP = ("session lost: the server is stopping and this session cannot move to the next "
                 "one (its client set no routing id of its own); the next request starts a new "
                 "game")
+STORE_DOWN = ("session store unavailable: this request was not run; send it again in a few "
+              "seconds")
 INTERRUPTED = ("interrupted: the server is stopping (a restart or a shutdown); send the "
                "request again in a few seconds")
 
@@ -231,7 +233,7 @@ class ZmqServer:
         how many sessions it serves."""
         cfg = self.config
         security = "CURVE" if self._auth is not None else "no CURVE"
-        kept = (f"sessions kept in {self.store.path}" if self.store is not None
+        kept = (f"sessions kept in {self.store.where}" if self.store is not None
                 else "no session store")
         return (f"{prog}: serving ZeroMQ on {self.endpoint} (at most {cfg.max_sessions} "
                 f"sessions, {security}, {kept})")
@@ -278,6 +280,10 @@ class ZmqServer:
             except UnicodeDecodeError:
                 text = None
 
+        if self.table.taken_over:
+            # Taken over by another server: out of memory before anything else, so that its
+            # client's resend looks in the store.
+            self.table.close_taken_over()
         cs = self.sessions.get(identity)
         if cs is None and self._drain_started is not None:
             self._answer(identity, reply_seq, self._reply_form(None, text), STOPPING)
@@ -366,50 +372,64 @@ class ZmqServer:
 
     # --- the store ----------------------------------------------------------------------------
     def _take_lease(self, identity: bytes) -> str | None:
-        """Take the lease of ``identity``'s session for this server: None when taken (or the
-        store cannot be written: the session is served from memory), else why not."""
+        """Take the lease of ``identity``'s session for this server: None when taken, else
+        why not (another server holds it, or the store cannot be reached: a session this
+        server could not write is not taken on)."""
         assert self.store is not None
         try:
             lease = self.store.acquire(KIND, identity.hex())
         except StoreError as e:
             log.error("store_failed", error=str(e))
-            return None
+            return STORE_DOWN
         if lease is None:
             return None
-        wait = max(0.0, lease.until - self.store.clock())
         return (f"session served by another server ({lease.holder}); if that server has "
-                f"stopped, send the request again in {wait:.0f} s")
+                f"stopped, send the request again in {math.ceil(lease.left):.0f} s")
 
     def _from_store(self, identity: bytes, user: bytes | None) -> str | None:
         """Bring the session of ``identity`` back from the store (a restart, or another
-        server that stopped): None when there is none, or it is back in ``sessions``; else
-        what the client is told (its session expired, is served elsewhere, or is not its
-        own)."""
+        server that stopped): None when it is back in ``sessions``, or there is none; else
+        what the client is told (its session expired, is served elsewhere, is not its own, or
+        the store is out of reach)."""
         assert self.store is not None
         key = identity.hex()
         try:
             why = self.store.take_expired(KIND, key)
-            state = None if why is not None else self.store.load(KIND, key)
         except StoreError as e:
             log.error("store_failed", error=str(e))
-            return None
+            return STORE_DOWN
         if why is not None:
             return f"session expired: {why}; the next request starts a new session"
+        if not self._stored(key):
+            return None   # a new client: its lease is taken with its new session
+        # The lease before the state: a session another live server holds is its own,
+        # however old its last write (a quiet client), and what is read under the lease is
+        # the last write of the server before.
+        lease = self._take_lease(identity)
+        if lease is not None:
+            return lease
+        try:
+            state = self.store.load(KIND, key)
+        except StoreError as e:
+            log.error("store_failed", error=str(e))
+            return STORE_DOWN
         if state is None:
             return None
         return self._restore(identity, user, state)
+
+    def _stored(self, key: str) -> bool:
+        try:
+            return self.store is not None and self.store.updated(KIND, key) is not None
+        except StoreError:
+            return True   # found out under the lease, or refused there
 
     def _restore(self, identity: bytes, user: bytes | None, state: dict[str, Any]
                  ) -> str | None:
         key = identity.hex()
         owner = state.get("owner")
         if owner != (None if user is None else user.hex()):
+            self.table.store_call(lambda store: store.release(KIND, key))
             return "this routing id belongs to another client's session"
-        # The lease first: a session another live server holds is its own, however old its
-        # last write (a quiet client).
-        lease = self._take_lease(identity)
-        if lease is not None:
-            return lease
         age = time.time() - float(state.get("saved", 0.0))
         if age > self.config.disconnected_timeout:
             self.table.forget(key)

@@ -44,6 +44,8 @@ RECENT_REPLIES = 8
 KIND = "zmq"
 TAKEN_OVER = ("session taken over by another server sharing the store (this one had not "
               "renewed its lease in time): this request was not run; send it again")
+STORE_LOST = ("session store unavailable: this request was not run (its result could not be "
+              "kept); send it again in a few seconds")
 
 # What a session's output is handed to: (routing id, seq or None for a bare request, line).
 Deliver = Callable[[bytes, int | None, str], None]
@@ -234,18 +236,23 @@ class SessionTable:
                  "owner": None if cs.owner is None else cs.owner.hex(),
                  "saved": time.time()}
         saved: list[bool] = []
-        self.store_call(lambda store: saved.append(store.save(KIND, cs.key, state)))
-        if saved == [False]:
+        written = self.store_call(lambda store: saved.append(store.save(KIND, cs.key, state)))
+        if saved == [False] or (not written and self.store.shared):
             # Another server took the session over (this one failed to renew its lease in
-            # time): its state wins; this copy stops writing and answering, is closed by the
-            # reaper, and the request is refused (not run, as far as the client can know).
+            # time): its state wins.  Or a shared store is out of this server's reach, where
+            # going on from memory could fork the game (another server may take it over from
+            # what the store has).  This copy stops writing and answering, leaves memory, and
+            # the request is refused (not run, as far as the client can know): its resend is
+            # run on what the store has, here or on the server that holds the lease.
             with cs.session.output.lock:
                 cs.frozen = True
             if cs.deliver is not None:
-                for line in refusal_lines(cs.controller.protocol, TAKEN_OVER):
+                why = TAKEN_OVER if saved == [False] else STORE_LOST
+                for line in refusal_lines(cs.controller.protocol, why):
                     cs.deliver(cs.identity, None if cs.current_bare else seq, line)
             self.taken_over.append(cs.identity)
-            log.warning("session_taken_over", client=cs.key)
+            log.warning("session_taken_over" if saved == [False] else "session_dropped",
+                        client=cs.key)
 
     def forget(self, key: str, why: str | None = None) -> None:
         """The session of ``key`` is over: out of the store (``why``: what a returning client
@@ -265,7 +272,7 @@ class SessionTable:
             self.store_failing = True
             return False
         if self.store_failing:
-            log.warning("store_recovered", path=str(self.store.path))
+            log.warning("store_recovered", store=self.store.where)
         self.store_failing = False
         return True
 
@@ -335,14 +342,18 @@ class SessionTable:
             f"taken, after {idle:.0f} s without a request ({why})"))
         return True
 
-    def reap(self, now: float) -> None:
-        """Close the sessions whose client has gone or been quiet too long."""
-        cfg = self.limits
+    def close_taken_over(self) -> None:
+        """Close the sessions found taken over (or whose write a shared store refused)."""
         taken, self.taken_over = self.taken_over, []
         for identity in taken:
             # Not remembered as expired: a client that comes back here is told where it is
-            # served (the lease in the store).
+            # served (the lease in the store), or finds its session as the store has it.
             self.close(identity, "taken over", forget=False)
+
+    def reap(self, now: float) -> None:
+        """Close the sessions whose client has gone or been quiet too long."""
+        cfg = self.limits
+        self.close_taken_over()
         for identity, cs in list(self.sessions.items()):
             if cs.closed:
                 self.sessions.pop(identity, None)
