@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
@@ -45,6 +46,7 @@ log = get_logger("engine_client")
 
 REPO = Path(__file__).resolve().parent.parent
 HEARTBEAT_MS = 10_000   # ZMTP pings to the server; three missed: reconnect
+CONNECT_WAIT = 1.0      # seconds a failover waits for each endpoint's connection
 
 T = TypeVar("T")
 
@@ -86,16 +88,24 @@ class EngineClosed(EngineError, EOFError):
 
 
 class EngineRestarting(EngineClosed):
-    """The ZeroMQ server is stopping (a restart, a deployment) and did not run the request
-    (``? server stopping: ...``, ``? interrupted: ...``); the same request, resent under its
-    number once a server is back, is run there once.  Retried by :class:`EngineClient` for up
-    to ``restart_wait`` seconds whatever its ``retries``."""
+    """The ZeroMQ server did not run the request and says to send it again: it is stopping (a
+    restart, a deployment: ``? server stopping: ...``, ``? interrupted: ...``), another server
+    sharing its store serves the session (``? session served by another server ...``, ``?
+    session taken over ...``), or the store is out of its reach (``? session store
+    unavailable ...``).  The same request, resent under its number once a server serves the
+    session, is run there once.  Retried by :class:`EngineClient` for up to ``restart_wait``
+    seconds whatever its ``retries``, with a growing pause, on the next endpoint where the
+    channel has several."""
 
 
-# The beginnings of the ZeroMQ server's answers to a request it did not run because it stops.
-RESTARTING_REPLIES = ("server stopping", "interrupted: the server is stopping")
-RESTART_WAIT = 60.0     # seconds a request refused by a stopping server is resent for
-RESTART_POLL = 0.5      # seconds between those resends
+# The beginnings of the ZeroMQ server's answers to a request it did not run and that is to be
+# sent again (there, or at another server sharing the store).
+RESTARTING_REPLIES = ("server stopping", "interrupted: the server is stopping",
+                      "session served by another server", "session taken over",
+                      "session store unavailable")
+RESTART_WAIT = 60.0     # seconds a request not run (see EngineRestarting) is resent for
+RESTART_POLL = 0.25     # the first pause before such a resend; doubled each time
+RESTART_POLL_MAX = 2.0  # up to this
 RESTART_RESEND = 2.0    # while a server restarts, an unanswered request is resent this often
 
 
@@ -285,8 +295,24 @@ def engine_env() -> dict[str, str]:
     return env
 
 
+def split_endpoints(endpoints: str | Sequence[str]) -> list[str]:
+    """``tcp://a:5555,tcp://b:5555`` (or a list) as a list; ValueError when empty."""
+    items = endpoints.split(",") if isinstance(endpoints, str) else list(endpoints)
+    found = [e.strip() for e in items if e.strip()]
+    if not found:
+        raise ValueError("no endpoint given (e.g. tcp://127.0.0.1:5555)")
+    return found
+
+
+def home_index(identity: bytes, n: int) -> int:
+    """The endpoint a routing id starts on: a stable hash, the same in every process, so that
+    a client that comes back returns to the same server while it lives."""
+    return zlib.crc32(identity) % n
+
+
 class ZmqChannel(Channel):
-    """A DEALER socket to the engine's ZeroMQ server.
+    """A DEALER socket to the engine's ZeroMQ server, or to one of several servers that share
+    a session store (``endpoint``: ``tcp://a:5555,tcp://b:5555`` or a list).
 
     Frames are ``[seq, line]`` both ways.  The routing id is the client's own (random unless
     ``identity`` is given) and stays the same on every socket the channel opens, so the server
@@ -297,20 +323,27 @@ class ZmqChannel(Channel):
     ``seq`` ("lazy pirate") is answered from the server's memory, not executed again, so no move
     is played twice.  ZMTP heartbeats make a connection to a vanished server fail, and libzmq
     reconnect, instead of waiting forever.  A session the server has closed answers
-    ``? session expired: WHY`` (:class:`EngineSessionExpired`)."""
+    ``? session expired: WHY`` (:class:`EngineSessionExpired`).
+
+    With several endpoints the channel starts on the one its routing id hashes to (the same
+    client returns to the same live server), and :meth:`reset` moves it to the next one that
+    accepts a connection: the session follows through the store.  A connection that drops
+    while a request waits fails the wait at once (:class:`EngineClosed`), so that the client
+    moves on instead of waiting for a dead server."""
 
     resend_is_safe = True
 
-    def __init__(self, endpoint: str, keys: tuple[str | Path, str | Path] | None = None,
+    def __init__(self, endpoint: str | Sequence[str],
+                 keys: tuple[str | Path, str | Path] | None = None,
                  identity: bytes | None = None, context: zmq.Context[Any] | None = None):
         """``keys = (client_secret_key_file, server_public_key_file)`` enables CURVE."""
-        self.endpoint = endpoint
-        self.name = endpoint
+        self.endpoints = split_endpoints(endpoint)
         self.keys = keys
         self.identity = identity or b"c-" + os.urandom(8).hex().encode()
         if not 1 <= len(self.identity) <= 255 or self.identity.startswith(b"\0"):
             # libzmq's rule: ids starting with a zero byte are its own, made per connection.
             raise ValueError("a routing id is 1-255 bytes and does not start with a zero byte")
+        self.index = home_index(self.identity, len(self.endpoints))
         self.ctx = context or zmq.Context.instance()
         # Request numbers go on growing across channels with the same routing id (a restarted
         # client): the server answers a number it has handled from memory, so a new process
@@ -318,12 +351,34 @@ class ZmqChannel(Channel):
         self.seq = time.time_ns() // 1000
         self.sock: zmq.Socket[bytes] | None = None
         # The socket's connection events: a request in flight when the connection dropped
-        # (the server was killed, a network cut) is resent as soon as it is back.
+        # (the server was killed, a network cut) is resent as soon as it is back, or (several
+        # endpoints) at the next one.
         self.monitor: zmq.Socket[bytes] | None = None
         self._poller: zmq.Poller | None = None   # the socket and its monitor
         self._dropped = False
+        self._connected = False
+        self._refused = False    # the last connection attempt was refused
         self._last = ""
+        self.failovers = 0       # moves to another endpoint
         self.connect()
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint the channel is on now."""
+        return self.endpoints[self.index]
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.endpoint
+
+    @property
+    def dropped(self) -> bool:
+        """The connection dropped and has not come back."""
+        return self._dropped
+
+    @property
+    def several(self) -> bool:
+        return len(self.endpoints) > 1
 
     def _close_socket(self) -> None:
         if self.monitor is not None:
@@ -351,11 +406,12 @@ class ZmqChannel(Channel):
             s.curve_secretkey = sec
             s.curve_publickey = pub
             s.curve_serverkey = server_pub
-        self.monitor = s.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
+        self.monitor = s.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED
+                                            | zmq.EVENT_CONNECT_RETRIED)
         self._poller = zmq.Poller()
         self._poller.register(s, zmq.POLLIN)
         self._poller.register(self.monitor, zmq.POLLIN)
-        self._dropped = False
+        self._dropped = self._connected = self._refused = False
         s.connect(self.endpoint)
         self.sock = s
 
@@ -363,6 +419,35 @@ class ZmqChannel(Channel):
         if self.sock is None:
             raise EngineClosed(f"the channel to {self.endpoint} is closed")
         return self.sock
+
+    def wait_connected(self, timeout: float) -> bool:
+        """Whether the connection is up within ``timeout`` seconds; False at once when it is
+        refused (nothing listens there)."""
+        deadline = time.monotonic() + timeout
+        while not self._connected:
+            left = deadline - time.monotonic()
+            if self._refused or left <= 0 or self.monitor is None:
+                return False
+            if self.monitor.poll(max(1, int(left * 1000))):
+                self.connection_events()
+        return True
+
+    def failover(self, connect_wait: float = CONNECT_WAIT) -> bool:
+        """Move to the next endpoint that accepts a connection within ``connect_wait`` seconds
+        each (round the list once; else onto the next one, where libzmq keeps trying).
+        Whether one was found."""
+        start = self.index
+        for step in range(1, len(self.endpoints) + 1):
+            self.index = (start + step) % len(self.endpoints)
+            self.connect()
+            if self.wait_connected(connect_wait):
+                self.failovers += 1
+                log.info("engine_failover", endpoint=self.endpoint)
+                return True
+        self.index = (start + 1) % len(self.endpoints)
+        self.connect()
+        self.failovers += 1
+        return False
 
     def send(self, line: str) -> None:
         self.seq += 1
@@ -386,7 +471,11 @@ class ZmqChannel(Channel):
         self.send_seq(self.seq, self._last)
 
     def reset(self) -> None:
-        if self.sock is not None:  # a closed channel stays closed
+        if self.sock is None:  # a closed channel stays closed
+            return
+        if self.several:
+            self.failover()
+        else:
             self.connect()
 
     def recv(self, timeout: float) -> tuple[int, str]:
@@ -401,10 +490,12 @@ class ZmqChannel(Channel):
             else:
                 events = dict(self._poller.poll(max(0, int(left * 1000))))
                 if self.monitor in events:
-                    self._connection_events()
+                    self.connection_events()
                 ready = sock in events
             if ready:
                 break
+            if self._dropped and self.several:
+                raise EngineClosed(f"the connection to {self.endpoint} dropped")
             if time.monotonic() >= deadline:
                 raise EngineTimeout(f"no reply from {self.endpoint} within {timeout} s")
         try:
@@ -412,7 +503,7 @@ class ZmqChannel(Channel):
         except ValueError as e:
             raise EngineError(str(e)) from None
 
-    def _connection_events(self) -> None:
+    def connection_events(self) -> None:
         """A connection that dropped and came back (a restarted server, a network blip): the
         request it carried may be lost with the old one, so it is resent under its number (a
         server that has it answers from memory)."""
@@ -424,10 +515,15 @@ class ZmqChannel(Channel):
                 return
             if event["event"] == zmq.EVENT_DISCONNECTED:
                 self._dropped = True
-            elif event["event"] == zmq.EVENT_CONNECTED and self._dropped:
-                self._dropped = False
-                if self._last:
-                    self.resend()
+                self._connected = False
+            elif event["event"] == zmq.EVENT_CONNECT_RETRIED:
+                self._refused = not self._connected
+            elif event["event"] == zmq.EVENT_CONNECTED:
+                self._connected, self._refused = True, False
+                if self._dropped:
+                    self._dropped = False
+                    if self._last:
+                        self.resend()
 
     def read_line(self, deadline: float) -> str:
         while True:
@@ -623,28 +719,34 @@ class EngineClient:
         error: EngineError | None = None
         n = 0
         restart_until: float | None = None
+        pause = RESTART_POLL
+        # Several servers sharing a store: a lost connection moves the request to the next
+        # one as a refusal would, not counted as a retry (the server may have died).
+        moves = getattr(self.channel, "several", False)
         while n < attempts:
             try:
                 # After a refusal for a restart the request is resent (attempt 1 or later).
                 wait = t if restart_until is None else min(t, RESTART_RESEND)
                 return attempt(n if restart_until is None else max(n, 1),
                                time.monotonic() + wait)
-            except EngineRestarting as e:
-                # Not run: resent under its number until a server runs it, whatever the
-                # retries (the same number is run once, never twice).
-                now = time.monotonic()
-                restart_until = restart_until or now + self.restart_wait
-                if now >= restart_until:
-                    raise EngineClosed(f"no answer to {text!r} from {self.channel}: the "
-                                       f"server was stopping for {self.restart_wait:g} s "
-                                       f"({e})") from None
-                time.sleep(RESTART_POLL)
-                self.channel.reset()
-                continue
-            except (EngineTimeout, EngineClosed) as e:
+            except (EngineRestarting, EngineClosed, EngineTimeout) as e:
+                if isinstance(e, EngineRestarting) or (moves and isinstance(e, EngineClosed)):
+                    # Not run: resent under its number until a server runs it, whatever the
+                    # retries (the same number is run once, never twice).
+                    now = time.monotonic()
+                    restart_until = restart_until or now + self.restart_wait
+                    if now >= restart_until:
+                        raise EngineClosed(f"no answer to {text!r} from {self.channel}: not "
+                                           f"served for {self.restart_wait:g} s ({e})") from None
+                    time.sleep(pause)
+                    pause = min(RESTART_POLL_MAX, 2 * pause)
+                    self.channel.reset()
+                    continue
                 if restart_until is not None and time.monotonic() < restart_until:
                     # The server is restarting: a request sent as the old one closed is lost
                     # with it; resent (the same number) until a new one answers.
+                    if moves:
+                        self.channel.reset()
                     continue
                 error = e
                 self.channel.reset()

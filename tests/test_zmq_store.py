@@ -4,9 +4,6 @@ share one store, and store files that cannot be used."""
 from __future__ import annotations
 
 import os
-import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -18,7 +15,7 @@ import zmq
 from clients.engine_client import EngineError
 from clients.remote import RemoteEngine, RemoteError
 from engine_server.game import PASS, Color, Game, parse_move
-from engine_server.serve.store import SCHEMA_VERSION, SessionStore, StoreError, open_store
+from engine_server.serve.store import SessionStore
 from engine_server.serve.zmq_server import ServerConfig, ZmqServer
 from engine_server.session import EngineOptions
 from protocol.notation import vertex
@@ -29,110 +26,9 @@ from .served_engine import ServedEngine
 REPO = Path(__file__).resolve().parent.parent
 
 
-# --- the store file ---------------------------------------------------------------------------
-
-def test_a_session_is_written_read_and_ended_with_why(tmp_path):
-    store = SessionStore(tmp_path / "s.sqlite3")
-    store.save("zmq", "ab12", {"moves": [19, 18]})
-    assert store.load("zmq", "ab12") == {"moves": [19, 18]}
-    assert store.load("web", "ab12") is None and store.keys("zmq") == ["ab12"]
-    store.save("zmq", "ab12", {"moves": [19]})      # the whole document, replaced
-    assert store.load("zmq", "ab12") == {"moves": [19]}
-    store.end("zmq", "ab12", "closed for a test")
-    assert store.load("zmq", "ab12") is None
-    # a second connection (another server) sees what was committed, and is told why once
-    other = SessionStore(tmp_path / "s.sqlite3")
-    assert other.take_expired("zmq", "ab12") == "closed for a test"
-    assert store.take_expired("zmq", "ab12") is None
-
-
-def test_a_lease_is_held_by_one_server_and_taken_over_when_it_runs_out(tmp_path):
-    now = [1000.0]
-    a = SessionStore(tmp_path / "s.sqlite3", holder="a", lease_s=10, clock=lambda: now[0])
-    b = SessionStore(tmp_path / "s.sqlite3", holder="b", lease_s=10, clock=lambda: now[0])
-    assert a.acquire("zmq", "k") is None and a.holds("zmq", "k")
-    lease = b.acquire("zmq", "k")
-    assert lease is not None and lease.holder == "a" and lease.until == 1010.0
-    now[0] += 8
-    assert a.renew() == 1
-    now[0] += 8
-    assert b.acquire("zmq", "k") is not None      # renewed: still a's
-    now[0] += 3
-    assert b.acquire("zmq", "k") is None and b.holds("zmq", "k") and not a.holds("zmq", "k")
-    # a, which failed to renew in time, may not write over what b writes now
-    assert b.save("zmq", "k", {"by": "b"})
-    assert not a.save("zmq", "k", {"by": "a"}) and a.load("zmq", "k") == {"by": "b"}
-    # nor end it: b serves it now
-    assert not a.end("zmq", "k", "ended by a") and a.load("zmq", "k") == {"by": "b"}
-    assert a.take_expired("zmq", "k") is None and b.holds("zmq", "k")
-    b.release("zmq")
-    assert a.acquire("zmq", "k") is None
-
-
-def test_the_lease_of_a_killed_server_of_this_machine_is_taken_at_once(tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
-    import socket
-    holder = f"{socket.gethostname()}/{dead.stdout.strip()}/00000000"
-    a = SessionStore(tmp_path / "s.sqlite3", holder=holder, lease_s=600)
-    b = SessionStore(tmp_path / "s.sqlite3", lease_s=600)
-    assert a.acquire("zmq", "k") is None
-    assert b.acquire("zmq", "k") is None and b.holds("zmq", "k")
-
-
-def test_old_sessions_nobody_holds_are_swept_and_their_clients_told(tmp_path):
-    now = [1000.0]
-    store = SessionStore(tmp_path / "s.sqlite3", holder="a", lease_s=10, clock=lambda: now[0])
-    store.save("zmq", "old", {})
-    store.save("zmq", "held", {})
-    store.acquire("zmq", "held")
-    now[0] += 5
-    store.save("zmq", "new", {})
-    assert store.sweep("zmq", 1001.0, "gone for a test") == ["old"]
-    assert store.keys("zmq") == ["held", "new"]
-    assert store.take_expired("zmq", "old") == "gone for a test"
-
-
-@pytest.mark.parametrize("kind", ["garbage", "foreign", "newer"])
-def test_a_file_that_is_not_our_store_is_refused_naming_it_and_what_to_do(tmp_path, kind):
-    path = tmp_path / "s.sqlite3"
-    if kind == "garbage":
-        path.write_bytes(os.urandom(4096))
-    else:
-        db = sqlite3.connect(path)
-        if kind == "foreign":
-            db.execute("CREATE TABLE photos (id INTEGER)")
-        else:
-            SessionStore(path).close()
-            db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
-        db.commit()
-        db.close()
-    before = path.read_bytes()
-    with pytest.raises(StoreError) as e:
-        SessionStore(path)
-    text = str(e.value)
-    assert str(path) in text and "--store PATH" in text
-    assert {"garbage": "not a readable SQLite file", "foreign": "another program",
-            "newer": "newer othello-engine"}[kind] in text
-    assert path.read_bytes() == before     # nothing written to it
-    said: list[str] = []
-    assert open_store(path, said.append) is None
-    assert "Serving without a session store" in said[0] and str(path) in said[0]
-
-
-def test_a_full_disk_fails_the_write_with_a_clear_error_and_keeps_what_was_written(tmp_path):
-    store = SessionStore(tmp_path / "s.sqlite3")
-    store.save("zmq", "a", {"moves": [1]})
-    pages = store._db.execute("PRAGMA page_count").fetchone()[0]
-    store._db.execute(f"PRAGMA max_page_count={pages}")   # no room for one more page
-    with pytest.raises(StoreError, match="saving a session failed .*full.*disk space"):
-        store.save("zmq", "b", {"moves": list(range(60)) * 200})
-    assert store.load("zmq", "a") == {"moves": [1]}
-
-
 # --- ZeroMQ servers in this process -------------------------------------------------------------
 
-def _server(store_path: Path, endpoint: str = "tcp://127.0.0.1:*", agent: str = "ab:depth=3",
+def _server(store_path: Path | str, endpoint: str = "tcp://127.0.0.1:*", agent: str = "ab:depth=3",
             **cfg) -> tuple[ZmqServer, threading.Thread, SessionStore]:
     store = SessionStore(store_path, lease_s=cfg.pop("lease_s", 15.0))
     server = ZmqServer(EngineOptions(agent=agent, warmup=False),
@@ -199,8 +95,8 @@ def test_an_nboard_session_comes_back_with_its_depth_game_and_clock(tmp_path):
         _stop(server, t, store)
 
 
-def test_two_servers_share_a_store_and_hand_a_session_over(tmp_path):
-    path = tmp_path / "s.sqlite3"
+def test_two_servers_share_a_store_and_hand_a_session_over(store_location):
+    path = store_location
     a, ta, sa = _server(path)
     b, tb, sb = _server(path)
     try:
@@ -209,7 +105,8 @@ def test_two_servers_share_a_store_and_hand_a_session_over(tmp_path):
         c.gtp("genmove w")
         board = c.gtp("showboard")
         # served by a: b refuses it while a holds its lease
-        on_b = RemoteEngine(b.endpoint, timeout=WAIT, retries=0, identity=b"traveller")
+        on_b = RemoteEngine(b.endpoint, timeout=WAIT, retries=0, identity=b"traveller",
+                            restart_wait=0)
         with pytest.raises(RemoteError, match="served by another server"):
             on_b.gtp("showboard")
         on_b.close()
@@ -223,8 +120,8 @@ def test_two_servers_share_a_store_and_hand_a_session_over(tmp_path):
         _stop(b, tb, sb)
 
 
-def test_a_quiet_session_another_server_holds_is_not_ended_for_its_age(tmp_path):
-    path = tmp_path / "s.sqlite3"
+def test_a_quiet_session_another_server_holds_is_not_ended_for_its_age(store_location):
+    path = store_location
     a, ta, sa = _server(path)
     b, tb, sb = _server(path, disconnected_timeout=0.5)
     try:
@@ -232,7 +129,8 @@ def test_a_quiet_session_another_server_holds_is_not_ended_for_its_age(tmp_path)
         c.gtp("play b f5")
         time.sleep(1.0)     # older than b's disconnected_timeout, but a serves it
         with pytest.raises(RemoteError, match="served by another server"):
-            RemoteEngine(b.endpoint, timeout=WAIT, retries=0, identity=b"quiet").gtp("name")
+            RemoteEngine(b.endpoint, timeout=WAIT, retries=0, identity=b"quiet",
+                         restart_wait=0).gtp("name")
         assert "X=4 O=1" in c.gtp("showboard")
         assert sa.load("zmq", b"quiet".hex()) is not None
     finally:
@@ -240,13 +138,13 @@ def test_a_quiet_session_another_server_holds_is_not_ended_for_its_age(tmp_path)
         _stop(b, tb, sb)
 
 
-def test_a_server_whose_lease_was_taken_over_stops_writing_and_says_so(tmp_path):
-    path = tmp_path / "s.sqlite3"
+def test_a_server_whose_lease_was_taken_over_stops_writing_and_says_so(store_location):
+    path = store_location
     a, ta, sa = _server(path, lease_s=1.0)
     b, tb, sb = _server(path, lease_s=1.0)
     sa.renew = lambda: 0      # a hangs as far as its leases go: they run out
     try:
-        c = RemoteEngine(a.endpoint, timeout=WAIT, identity=b"split")
+        c = RemoteEngine(a.endpoint, timeout=WAIT, identity=b"split", restart_wait=0)
         c.gtp("play b f5")
         time.sleep(1.5)
         on_b = RemoteEngine(b.endpoint, timeout=WAIT, identity=b"split")
@@ -258,20 +156,21 @@ def test_a_server_whose_lease_was_taken_over_stops_writing_and_says_so(tmp_path)
         assert sb.load("zmq", b"split".hex())["controller"]["session"]["moves"] == [37, 45]
         wait_until(lambda: b"split" not in a.sessions, what="a closing its stale copy")
         with pytest.raises(RemoteError, match="served by another server"):
-            RemoteEngine(a.endpoint, timeout=WAIT, retries=0, identity=b"split").gtp("name")
+            RemoteEngine(a.endpoint, timeout=WAIT, retries=0, identity=b"split",
+                         restart_wait=0).gtp("name")
     finally:
         _stop(a, ta, sa)
         _stop(b, tb, sb)
 
 
-def test_a_session_that_ended_is_told_so_by_the_next_server(tmp_path):
-    server, t, store = _server(tmp_path / "s.sqlite3")
+def test_a_session_that_ended_is_told_so_by_the_next_server(store_location):
+    server, t, store = _server(store_location)
     endpoint = server.endpoint
     c = RemoteEngine(endpoint, timeout=WAIT, identity=b"quitter")
     c.gtp("play b f5")
     server.table.close(b"quitter", "test", expired="closed for a test")
     _stop(server, t, store)
-    server, t, store = _server(tmp_path / "s.sqlite3", endpoint=endpoint)
+    server, t, store = _server(store_location, endpoint=endpoint)
     try:
         c.channel.reset()
         with pytest.raises(RemoteError, match="session expired: closed for a test"):
