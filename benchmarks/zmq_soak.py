@@ -236,6 +236,7 @@ class Player(threading.Thread):
         self.slowest_genmove = 0.0
         self.slowest_command = 0.0
         self.error: str | None = None
+        self.last_record: list[int] | None = None   # the moves of the last game finished
 
     def _timed(self, eng: Any, command: str) -> str:
         sv = self.servers
@@ -307,6 +308,7 @@ class Player(threading.Thread):
                     self.mismatches.append(f"game {self.games}: final board differs")
                 self.games += 1
                 self.identical += ok
+                self.last_record = list(game.moves)
         except Exception as e:   # reported, and the run fails
             self.error = f"{type(e).__name__}: {e}"
         finally:
@@ -319,7 +321,7 @@ class Player(threading.Thread):
 
         self.reconnects += 1
         if self.reconnects % 3:
-            eng.channel.reset()
+            eng.channel.connect()
             return eng
         ident = eng.identity
         eng.close()

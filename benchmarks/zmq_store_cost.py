@@ -1,20 +1,24 @@
-"""``othello-bench zmq-store-cost``: what the session store costs a ZeroMQ request.
+"""``othello-bench zmq-store-cost``: what the session store costs a ZeroMQ request, for each back
+end side by side.
 
-Two servers are started the same way (``othello-engine --zmq ... --no-stdio --agent AGENT``,
-an empty configuration), one with a store file (``--store``, in a temporary directory) and one
-without (``--no-store``).  One client, with a routing id of its own on each (so that the store
-server writes its session on every change, as for any client that can resume), plays whole
-games on both at once: random moves for one colour (``play``), the engine's for the other
-(``genmove``), the colours swapped every game.  The requests alternate between the two servers
-one by one, the order swapped at every step, so that a machine that slows down for a while
-slows both alike.  The agent is a fast fixed-depth one (``ab:depth=1,root_solve=0`` by
-default: one ply, and no exact solve of the endgame, which would make the slowest ``genmove``
-answers the solver's), so that the store's cost is visible beside the search's.
+Servers are started the same way (``othello-engine --zmq ... --no-stdio --agent AGENT``, an
+empty configuration): one with an SQLite store file (``--store``, in a temporary directory), one
+with a PostgreSQL store (a server the benchmark starts on loopback, ``benchmarks/pgserver.py``,
+with its default durability: ``fsync`` and ``synchronous_commit`` on; or ``--postgres DSN``),
+and one without (``--no-store``); ``--stores`` picks the back ends.  One client, with a routing
+id of its own on each (so that a store server writes its session on every change, as for any
+client that can resume), plays whole games on all at once: random moves for one colour
+(``play``), the engine's for the other (``genmove``), the colours swapped every game.  The
+requests go to the servers in turn, one by one, the order reversed at every step, so that a
+machine that slows down for a while slows all alike.  The agent is a fast fixed-depth one
+(``ab:depth=1,root_solve=0`` by default: one ply, and no exact solve of the endgame, which would
+make the slowest ``genmove`` answers the solver's), so that the store's cost is visible beside
+the search's.
 
-Printed: the round trip of ``play`` and ``genmove``, median and p99, with the store and
-without, and their ratios; and the store's own write (``SessionStore.save``, timed in this
-process into a store file of its own) of a realistic document: the store server's session as it
-stood 40 plies into a game, read back from its file.
+Printed: the round trip of ``play`` and ``genmove``, median and p99, on each server, and each
+store's ratios to no store; and each store's own operations (``SessionStore.save`` and the
+others, timed in this process into a store of its own) on a realistic document: the SQLite
+server's session as it stood 40 plies into a game, read back from its store.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sqlite3
 import statistics
 import subprocess
 import tempfile
@@ -34,7 +37,8 @@ from .common import REPO_ROOT, emit
 from .zmq_load import _free_port, _log_tail, _stop_server, _wait_ready
 
 COMMANDS = ("play", "genmove")
-MODES = ("store", "no_store")
+STORES = ("sqlite", "postgresql")
+MODES = (*STORES, "no_store")
 SAMPLE_PLY = 40          # the session document is taken when a game reaches this ply
 WARMUP_REQUESTS = 40     # per server, not timed: the first searches, the first writes
 AGENT = "ab:depth=1,root_solve=0"   # one ply and no endgame solve: the search costs little
@@ -52,10 +56,10 @@ def _summary_ms(xs: list[float]) -> dict[str, float]:
 
 
 def _start(endpoint: str, config: Path, agent: str, log_path: Path,
-           store: Path | None) -> subprocess.Popen[bytes]:
+           store: str | None) -> subprocess.Popen[bytes]:
     from clients.engine_client import engine_command, engine_env
 
-    kept = ["--store", str(store)] if store is not None else ["--no-store"]
+    kept = ["--store", store] if store is not None else ["--no-store"]
     return subprocess.Popen(
         engine_command("--config", str(config), "--zmq", endpoint, "--no-stdio",
                        "--agent", agent, *kept, "--log-level", "warning",
@@ -112,23 +116,23 @@ class Side:
         return len(self.game.moves)
 
 
-def _read_session(store: Path, key: str) -> dict[str, Any] | None:
-    """The stored document of ``key``, read without writing to the file."""
-    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5.0)
-    try:
-        row = db.execute("SELECT state FROM sessions WHERE kind = 'zmq' AND key = ?",
-                         (key,)).fetchone()
-    finally:
-        db.close()
-    return None if row is None else dict(json.loads(row[0]))
-
-
-def time_saves(doc: dict[str, Any], n: int, directory: Path) -> dict[str, Any]:
-    """``SessionStore.save`` of ``doc`` ``n`` times (the whole document replaced, as a server
-    does on every change) under this process's lease, in a store file of its own."""
+def _read_session(store: str, key: str) -> dict[str, Any] | None:
+    """The stored document of ``key`` (read only: nothing is written)."""
     from engine_server.serve.store import SessionStore
 
-    store = SessionStore(directory / "saves.sqlite3")
+    reader = SessionStore(store, holder="store-cost-reader/0/0")
+    try:
+        return reader.load("zmq", key)
+    finally:
+        reader.close()
+
+
+def time_saves(doc: dict[str, Any], n: int, location: str) -> dict[str, Any]:
+    """``SessionStore.save`` of ``doc`` ``n`` times (the whole document replaced, as a server
+    does on every change) under this process's lease, in a store of its own."""
+    from engine_server.serve.store import SessionStore
+
+    store = SessionStore(location)
     try:
         key = "73746f72652d636f7374"
         store.acquire("zmq", key)
@@ -177,86 +181,123 @@ def _time_other_operations(store: Any, doc: dict[str, Any], key: str, n: int
 
 
 def bench_zmq_store_cost(requests: int = 2000, agent: str = AGENT, saves: int = 2000,
-                         seed: int = 1, start_timeout: float = 120.0) -> dict[str, Any]:
-    """``requests``: round trips timed per command and per server."""
+                         seed: int = 1, start_timeout: float = 120.0,
+                         stores: tuple[str, ...] = STORES, postgres: str | None = None
+                         ) -> dict[str, Any]:
+    """``requests``: round trips timed per command and per server; ``stores``: the back ends
+    compared with no store; ``postgres``: a database to use (default: a server started here)."""
+    from benchmarks.pgserver import LocalPostgres
+
     if requests < 1:
         raise ValueError("requests must be >= 1")
+    modes = (*stores, "no_store")
     tmp = tempfile.TemporaryDirectory(prefix="othello-zmq-store-cost-")
     procs: dict[str, subprocess.Popen[bytes]] = {}
     sides: dict[str, Side] = {}
+    pg: LocalPostgres | None = None
     try:
         tmpdir = Path(tmp.name)
         config = tmpdir / "empty.toml"
         config.write_text("", encoding="utf-8")
-        store_path = tmpdir / "sessions.sqlite3"
-        endpoints = {m: f"tcp://127.0.0.1:{_free_port()}" for m in MODES}
-        logs = {m: tmpdir / f"server-{m}.log" for m in MODES}
-        for m in MODES:   # both start at once, then each is waited for
-            procs[m] = _start(endpoints[m], config, agent, logs[m],
-                              store_path if m == "store" else None)
-        for m in MODES:
+        where: dict[str, str | None] = {"no_store": None}
+        saves_at: dict[str, str] = {}
+        if "sqlite" in stores:
+            where["sqlite"] = str(tmpdir / "sessions.sqlite3")
+            saves_at["sqlite"] = str(tmpdir / "saves.sqlite3")
+        if "postgresql" in stores:
+            if postgres is None:
+                pg = LocalPostgres(durable=True).start()
+                where["postgresql"] = pg.create_db("sessions")
+                saves_at["postgresql"] = pg.create_db("saves")
+            else:
+                where["postgresql"] = saves_at["postgresql"] = postgres
+        endpoints = {m: f"tcp://127.0.0.1:{_free_port()}" for m in modes}
+        logs = {m: tmpdir / f"server-{m}.log" for m in modes}
+        for m in modes:   # all start at once, then each is waited for
+            procs[m] = _start(endpoints[m], config, agent, logs[m], where[m])
+        for m in modes:
             _wait_ready(procs[m], endpoints[m], logs[m], start_timeout)
             sides[m] = Side(m, endpoints[m], seed, timeout=60.0)
         for _ in range(WARMUP_REQUESTS):
-            for m in MODES:
+            for m in modes:
                 sides[m].step(record=False)
         doc: dict[str, Any] | None = None
+        sampled = stores[0]
         t0 = time.monotonic()
         step = 0
         while any(len(s.times[c]) < requests for s in sides.values() for c in COMMANDS):
-            order = MODES if step % 2 == 0 else MODES[::-1]
+            order = modes if step % 2 == 0 else modes[::-1]
             for m in order:
                 ply = sides[m].step(record=True)
-                if m == "store" and doc is None and ply == SAMPLE_PLY:
-                    doc = _read_session(store_path, sides[m].eng.identity.hex())
+                if m == sampled and doc is None and ply == SAMPLE_PLY:
+                    doc = _read_session(str(where[m]), sides[m].eng.identity.hex())
             step += 1
         elapsed = time.monotonic() - t0
-        for m in MODES:
+        for m in modes:
             if procs[m].poll() is not None:
                 raise RuntimeError(f"the {m} server died (code {procs[m].returncode}):\n"
                                    f"{_log_tail(logs[m])}")
         if doc is None:   # a run too short to reach the ply: the document as it is now
-            doc = _read_session(store_path, sides["store"].eng.identity.hex())
+            doc = _read_session(str(where[sampled]), sides[sampled].eng.identity.hex())
         if doc is None:
-            raise RuntimeError("the store server wrote no session to its store file")
-        save = time_saves(doc, saves, tmpdir) if saves > 0 else None
+            raise RuntimeError(f"the {sampled} server wrote no session to its store")
+        save = {m: time_saves(doc, saves, saves_at[m]) for m in stores} if saves > 0 else None
     finally:
         for s in sides.values():
             s.eng.close()
         for p in procs.values():
             _stop_server(p)
+        if pg is not None:
+            pg.stop()
         tmp.cleanup()
 
     out: dict[str, Any] = {"bench": "zmq-store-cost", "agent": agent, "requests": requests,
-                           "seconds": round(elapsed, 1),
-                           "games": {m: sides[m].games for m in MODES}}
+                           "seconds": round(elapsed, 1), "stores": list(stores),
+                           "postgresql": None if "postgresql" not in stores else (
+                               "loopback, fsync and synchronous_commit on" if postgres is None
+                               else "given"),
+                           "games": {m: sides[m].games for m in modes}}
     for c in COMMANDS:
-        per = {m: _summary_ms(sides[m].times[c][:requests]) for m in MODES}
-        out[c] = {**per, "ratio_median": round(per["store"]["median_ms"]
-                                               / per["no_store"]["median_ms"], 3),
-                  "ratio_p99": round(per["store"]["p99_ms"] / per["no_store"]["p99_ms"], 3),
-                  "added_median_ms": round(per["store"]["median_ms"]
-                                           - per["no_store"]["median_ms"], 3)}
+        per = {m: _summary_ms(sides[m].times[c][:requests]) for m in modes}
+        fig: dict[str, Any] = dict(per)
+        for m in stores:
+            fig[f"{m}_ratio_median"] = round(per[m]["median_ms"]
+                                             / per["no_store"]["median_ms"], 3)
+            fig[f"{m}_ratio_p99"] = round(per[m]["p99_ms"] / per["no_store"]["p99_ms"], 3)
+            fig[f"{m}_added_median_ms"] = round(per[m]["median_ms"]
+                                                - per["no_store"]["median_ms"], 3)
+        out[c] = fig
     out["save"] = save
     return out
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("zmq-store-cost",
-                       help="round trips of play and genmove to a ZeroMQ server with the "
-                            "session store and without, interleaved; the store's own write")
+                       help="round trips of play and genmove to ZeroMQ servers with each "
+                            "session store (SQLite, PostgreSQL) and without, interleaved; "
+                            "each store's own operations")
     p.add_argument("--requests", type=int, default=2000,
                    help="round trips timed per command (play, genmove) and per server")
     p.add_argument("--agent", default=AGENT,
                    help="the servers' agent: a fast one shows the store's cost (default: "
                         f"{AGENT})")
     p.add_argument("--saves", type=int, default=2000,
-                   help="SessionStore.save calls timed in this process (0: none)")
+                   help="SessionStore.save calls timed in this process per store (0: none)")
+    p.add_argument("--stores", default=",".join(STORES),
+                   help="the back ends compared with no store (default: sqlite,postgresql)")
+    p.add_argument("--postgres", metavar="DSN", default=None,
+                   help="a PostgreSQL database to use (default: a server started on "
+                        "loopback in a temporary folder)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_run)
 
 
 def _run(a: argparse.Namespace) -> int:
-    emit(bench_zmq_store_cost(a.requests, a.agent, a.saves, a.seed), a.json)
+    stores = tuple(x.strip() for x in a.stores.split(",") if x.strip())
+    bad = [x for x in stores if x not in STORES]
+    if bad or not stores:
+        raise SystemExit(f"othello-bench zmq-store-cost: --stores takes {', '.join(STORES)}")
+    emit(bench_zmq_store_cost(a.requests, a.agent, a.saves, a.seed, stores=stores,
+                              postgres=a.postgres), a.json)
     return 0

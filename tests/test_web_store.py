@@ -149,14 +149,15 @@ def test_a_failed_write_is_logged_once_and_the_game_goes_on_in_memory(tmp_path):
 class Server:
     """``othello-engine --web 127.0.0.1:PORT --store STORE`` in a subprocess."""
 
-    def __init__(self, tmp: Path, store: Path | None, port: int = 0, *args: str,
-                 resume_timeout: float = 120):
+    def __init__(self, tmp: Path, store: Path | str | None, port: int = 0, *args: str,
+                 resume_timeout: float = 120, lease: float | None = None):
         tmp.mkdir(parents=True, exist_ok=True)
         cfg = tmp / "web.toml"
         # [remote] move_time: the tabs' cap of 10 s a move would cut a fixed-depth search short
         # on a busy machine, and the games compared move by move would part there
+        leases = "" if lease is None else f"\n[store]\nlease = {lease}\n"
         cfg.write_text(f"[engine]\nwarmup = false\n\n[web]\nresume_timeout = {resume_timeout}\n"
-                       "\n[remote]\nmove_time = 600\n", encoding="utf-8")
+                       f"\n[remote]\nmove_time = 600\n{leases}", encoding="utf-8")
         self.stderr = tmp / "stderr.log"
         self._err = open(self.stderr, "wb")
         store_args = ("--store", str(store)) if store is not None else ("--no-store",)

@@ -99,6 +99,9 @@ CLOSE_EXPIRED = 4001      # the game was closed (idle, or for a newcomer)
 CLOSE_RESTART = 1012      # the server is stopping, or another one serves the game: the page
                           # comes back by itself
 DEFAULT_DRAIN_TIMEOUT = 10.0
+# The form of a token a page makes for its new game (18 random bytes in base64url, as the
+# server's own).
+PAGE_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,100}")
 # Seconds between the store's housekeeping (renewing this server's leases, marking the games
 # whose page is open as current, ending stored games nobody came back to), at most.
 SWEEP_INTERVAL = 30.0
@@ -282,8 +285,13 @@ class WebServer:
         if self._reaper is None:
             self._reaper = asyncio.create_task(self._reap_loop())
         token = ws.query_params.get("session", "")[:100]
+        # A page's first connection names its new game (so that a balancer hashing the token
+        # sends every connection of the game to one server): a token of the right form that
+        # no server knows becomes the new game's.
+        fresh = ws.query_params.get("new") == "1" and PAGE_TOKEN.fullmatch(token) is not None
         tab = self.games.get(token) if token else None
         notice = None
+        adopt = None   # the page's own token for its new game
         resumed = tab is not None
         if token and tab is None:
             why = self.expired.pop(token, None)
@@ -309,7 +317,9 @@ class WebServer:
                     await self._refuse(ws, refused, "served by another server")
                     return
                 resumed = tab is not None
-            if why is None and tab is None:
+            if why is None and tab is None and fresh:
+                adopt = token
+            elif why is None and tab is None:
                 why = ("this server has no game for this page (it has restarted, or the "
                        "game ended long ago)")
             if why:
@@ -318,7 +328,7 @@ class WebServer:
             if not await self._slot():
                 await self._full(ws)
                 return
-            spawned = await self._spawn()
+            spawned = await self._spawn(adopt)
             assert isinstance(spawned, Tab)
             tab = spawned
         elif tab.ws is not None:

@@ -139,6 +139,7 @@
   // The game's token: kept in sessionStorage, so that a reload of this tab (or a connection
   // that drops) comes back to the same game; other tabs have their own.
   const TOKEN_KEY = "othello-session";
+  let tokenIsNew = false;     // this page made its token and no server has taken it yet
   // Settings and the game in progress are kept in localStorage: a page opened later (the
   // browser restarted, the server restarted) starts from them.
   const SETTINGS_KEY = "othello-settings";
@@ -353,8 +354,16 @@
   // --- connection -----------------------------------------------------------------------
   function connect() {
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const token = load(sessionStorage, TOKEN_KEY) || "";
-    const query = token ? `?session=${encodeURIComponent(token)}` : "";
+    let token = load(sessionStorage, TOKEN_KEY) || "";
+    if (!token) {
+      // The page names its game before the first connection, so that a balancer that hashes
+      // the token (docs/scaling.md) sends every connection of the game to the same server.
+      const bytes = crypto.getRandomValues(new Uint8Array(18));
+      token = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_");
+      keep(sessionStorage, TOKEN_KEY, token);
+      tokenIsNew = true;
+    }
+    const query = `?session=${encodeURIComponent(token)}${tokenIsNew ? "&new=1" : ""}`;
     ws = new WebSocket(`${proto}//${location.host}/ws${query}`);
     setPhase("connecting");
     status(retries ? "Connection lost; reconnecting…" : "Connecting…");
@@ -426,6 +435,7 @@
     switch (msg.type) {
       case "session":
         keep(sessionStorage, TOKEN_KEY, msg.session);
+        tokenIsNew = false;
         restorePending = Boolean(msg.resumed);
         retries = 0;
         break;
