@@ -298,3 +298,19 @@ def test_a_full_disk_fails_the_write_with_a_clear_error_and_keeps_what_was_writt
     with pytest.raises(StoreError, match="saving a session failed .*full.*disk space"):
         store.save("zmq", "b", {"moves": list(range(60)) * 200})
     assert store.load("zmq", "a") == {"moves": [1]}
+
+
+def test_a_refused_server_marks_the_lease_wanted_and_its_holder_can_hand_it_over(
+        store_location):
+    a = SessionStore(store_location, holder="a")
+    b = SessionStore(store_location, holder="b")
+    a.acquire("web", "tok")
+    a.save("web", "tok", {"ply": 4})
+    assert a.take_wanted("web") == []
+    assert b.acquire("web", "tok") is not None       # a's: marked as wanted
+    assert a.take_wanted("zmq") == [] and b.take_wanted("web") == []
+    assert a.take_wanted("web") == ["tok"]
+    assert a.take_wanted("web") == []                # the mark is taken once
+    a.release("web", "tok")                          # handed over
+    assert b.acquire("web", "tok") is None and b.load("web", "tok") == {"ply": 4}
+    assert b.take_wanted("web") == []                # a lease taken starts unmarked

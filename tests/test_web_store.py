@@ -282,6 +282,46 @@ def _uninterrupted(tmp: Path) -> tuple[list[str], list[str]]:
     return games[0], games[1]
 
 
+@pytest.mark.slow  # two web servers in subprocesses
+def test_a_page_sent_to_another_server_is_handed_its_game(tmp_path):
+    """A balancer may send a page's reconnection to another server than its game's (a server
+    back after a failover): that server is refused the lease, asks for it, and the game's
+    server, whose page has left, hands the game over."""
+    import websockets
+
+    store = tmp_path / "sessions.sqlite3"
+    a = Server(tmp_path / "a", store, 0, "--agent", ENGINE)
+    b = Server(tmp_path / "b", store, 0, "--agent", ENGINE)
+    refusals: list[str] = []
+
+    async def run() -> None:
+        ws, token, st = await _new_game(a.ws_url)
+        st = await _play(ws, st, 2)
+        await ws.close()
+        deadline = time.monotonic() + WAIT
+        while True:
+            page = await websockets.connect(f"{b.ws_url}?session={token}")
+            hello = json.loads(await asyncio.wait_for(page.recv(), WAIT))
+            if hello["type"] == "session":
+                break
+            refusals.append(hello["message"])
+            await page.close()
+            assert time.monotonic() < deadline, refusals
+            await asyncio.sleep(0.5)
+        assert hello["resumed"] and hello["session"] == token
+        back = await _recv(page, "state")
+        assert back["moves"] == st["moves"] and back["ply"] == 4
+        await _play(page, back, 1)
+        await page.close()
+
+    try:
+        run_async(run)
+    finally:
+        a.close()
+        b.close()
+    assert refusals and "served by another server" in refusals[0]
+
+
 @pytest.mark.slow  # four web servers in subprocesses, two whole games
 def test_games_go_on_after_sigterm_and_after_kill_9_as_if_never_interrupted(tmp_path):
     """A person's game against a deterministic engine and a game of two engines, each

@@ -120,6 +120,27 @@ def test_two_servers_share_a_store_and_hand_a_session_over(store_location):
         _stop(b, tb, sb)
 
 
+def test_a_client_that_moved_to_another_server_is_handed_its_session(store_location):
+    """Its first server holds the lease while the session is in its memory; asked for it by
+    the other server, it gives the session back since its client has left."""
+    a, ta, sa = _server(store_location)
+    b, tb, sb = _server(store_location)
+    try:
+        c = RemoteEngine(a.endpoint, timeout=WAIT, identity=b"mover")
+        c.gtp("play b f5")
+        board = c.gtp("showboard")
+        c.close()
+        moved = RemoteEngine(b.endpoint, timeout=WAIT, identity=b"mover")
+        assert moved.gtp("showboard") == board     # refused while a held it, then handed over
+        assert b.restored == 1
+        wait_until(lambda: b"mover" not in a.sessions, what="a closing its copy")
+        moved.gtp("genmove w")
+        assert sb.holds("zmq", b"mover".hex())
+    finally:
+        _stop(a, ta, sa)
+        _stop(b, tb, sb)
+
+
 def test_a_quiet_session_another_server_holds_is_not_ended_for_its_age(store_location):
     path = store_location
     a, ta, sa = _server(path)

@@ -17,6 +17,10 @@ by the restored session on its first search.  Beside the sessions the store keep
   it stops.  Another server may take a lease that has run out, or at once when its holder is a
   process of this machine that no longer runs (a server killed with -9; only where the holder
   names this machine: a holder on another machine is waited out);
+* handing over: a server that is refused a session's lease marks it as wanted, and the
+  holder gives the session back (closes it, the store keeping it, and releases the lease) if
+  its client has left it: a page that a balancer sends to another server after a failover
+  and a failback, a client that moved on;
 * fencing: every lease taken gets a fresh random token, and every write of a session
   (``save``, ``end``) carries the token of the lease it was made under.  A write whose lease
   is no longer this server's with that token (the server was frozen past its lease, or cut
@@ -282,7 +286,8 @@ class SessionStore:
     def acquire(self, kind: str, key: str) -> Lease | None:
         """Take the session's lease for this server, under a new fencing token: None when it
         is taken, else the lease that stands in the way (held by another server that may be
-        live and has not run out)."""
+        live and has not run out), which is then marked as wanted: its holder hands the
+        session over if its client has left it (:meth:`take_wanted`)."""
         fence = new_fence()
 
         def run(cur: Cursor) -> Lease | None:
@@ -292,10 +297,13 @@ class SessionStore:
                           (kind, key)).fetchone()
             if row is not None and row[0] != self.holder and row[1] > now \
                     and not holder_gone(row[0]):
+                cur.run("UPDATE leases SET wanted = ? WHERE kind = ? AND key = ?",
+                        (now, kind, key))
                 return Lease(row[0], float(row[1]) - now)
-            cur.run("INSERT INTO leases (kind, key, holder, until, fence) VALUES (?, ?, ?, ?, ?) "
+            cur.run("INSERT INTO leases (kind, key, holder, until, fence, wanted) "
+                    "VALUES (?, ?, ?, ?, ?, NULL) "
                     "ON CONFLICT (kind, key) DO UPDATE SET holder = excluded.holder, "
-                    "until = excluded.until, fence = excluded.fence",
+                    "until = excluded.until, fence = excluded.fence, wanted = NULL",
                     (kind, key, self.holder, now + self.lease_s, fence))
             return None
         lease = self._run(run, "taking a lease")
@@ -311,6 +319,17 @@ class SessionStore:
         """Write under a lease another connection of this server took (a web game's process
         under its server's lease)."""
         self._fences[(kind, key)] = fence
+
+    def take_wanted(self, kind: str) -> list[str]:
+        """The sessions of ``kind`` this server holds that another server was asked for since
+        the last call (their client went there), the marks cleared: each is to be handed over
+        (closed here, its lease given back) if its client has left this server, else kept (an
+        ask that comes again marks it again)."""
+        rows = self._run(lambda cur: cur.run(
+            "UPDATE leases SET wanted = NULL WHERE kind = ? AND holder = ? "
+            "AND wanted IS NOT NULL RETURNING key", (kind, self.holder)).fetchall(),
+            "reading wanted leases")
+        return [r[0] for r in rows]
 
     def holds(self, kind: str, key: str) -> bool:
         return bool(self._run(lambda cur: self._fenced(cur, kind, key), "reading a lease"))

@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from typing import Any
 
-# 2: leases carry a fencing token.
+# 2: leases carry a fencing token, and whether another server asked for their session.
 SCHEMA_VERSION = 2
 
 

@@ -42,7 +42,8 @@ _SCHEMA = (
         updated DOUBLE PRECISION NOT NULL, PRIMARY KEY (kind, key))""",
     """CREATE TABLE leases (
         kind TEXT NOT NULL, key TEXT NOT NULL, holder TEXT NOT NULL,
-        until DOUBLE PRECISION NOT NULL, fence BIGINT NOT NULL, PRIMARY KEY (kind, key))""",
+        until DOUBLE PRECISION NOT NULL, fence BIGINT NOT NULL, wanted DOUBLE PRECISION,
+        PRIMARY KEY (kind, key))""",
     "CREATE INDEX leases_holder ON leases (holder)",
     """CREATE TABLE expired (
         kind TEXT NOT NULL, key TEXT NOT NULL, why TEXT NOT NULL,

@@ -28,14 +28,15 @@ _SCHEMA = (
         PRIMARY KEY (kind, key))""",
     """CREATE TABLE IF NOT EXISTS leases (
         kind TEXT NOT NULL, key TEXT NOT NULL, holder TEXT NOT NULL, until REAL NOT NULL,
-        fence INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (kind, key))""",
+        fence INTEGER NOT NULL DEFAULT 0, wanted REAL, PRIMARY KEY (kind, key))""",
     "CREATE INDEX IF NOT EXISTS leases_holder ON leases (holder)",
     """CREATE TABLE IF NOT EXISTS expired (
         kind TEXT NOT NULL, key TEXT NOT NULL, why TEXT NOT NULL, at REAL NOT NULL,
         PRIMARY KEY (kind, key))""",
 )
 # From each version to the next.
-_MIGRATIONS = {1: ("ALTER TABLE leases ADD COLUMN fence INTEGER NOT NULL DEFAULT 0",)}
+_MIGRATIONS = {1: ("ALTER TABLE leases ADD COLUMN fence INTEGER NOT NULL DEFAULT 0",
+                   "ALTER TABLE leases ADD COLUMN wanted REAL")}
 _TODO = "give a writable path with --store PATH"
 
 

@@ -517,6 +517,26 @@ class WebServer:
         log.info("web_session_restored", pid=spawned.proc.pid, moves=len(moves))
         return spawned, None, None
 
+    async def _hand_over(self) -> None:
+        """Give back the games another server was asked for whose page has left this one (a
+        balancer sends the page there after a failover and a failback): the game's process
+        ends, the store keeping the game, and the lease is given back once it has."""
+        for token in self._store_call(lambda store: store.take_wanted(STORE_KIND)) or []:
+            tab = self.games.get(token)
+            if tab is not None:
+                if tab.ws is not None or tab.searching or tab.ended:
+                    continue   # its page is here: kept
+                tab.ended = True   # not a game that died: nothing is ended in the store
+                self.games.pop(token, None)
+                tab.writer.close()   # end of input: the process writes what it has and exits
+                if tab.pump is not None:
+                    await asyncio.wait([tab.pump], timeout=WORKER_EXIT_S + 1)
+            self._release(token)
+            log.info("web_session_handed_over", sessions=self.tabs)
+
+    def _release(self, token: str) -> None:
+        self._store_call(lambda store: store.release(STORE_KIND, token))
+
     def _housekeeping(self) -> None:
         """Renew this server's leases, mark the games whose page is open as current, and end
         the stored games nobody came back to within resume_timeout."""
@@ -640,6 +660,8 @@ class WebServer:
                     self.housekeeping_interval():
                 self._housekeeping()
                 last_housekeeping = now
+            if self.store is not None:
+                await self._hand_over()
             for tab in list(self.games.values()):
                 if tab.ws is None and tab.parked_since is not None and \
                         now - tab.parked_since > cfg.resume_timeout:

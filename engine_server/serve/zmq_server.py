@@ -428,7 +428,7 @@ class ZmqServer:
         key = identity.hex()
         owner = state.get("owner")
         if owner != (None if user is None else user.hex()):
-            self.table.store_call(lambda store: store.release(KIND, key))
+            self._release(key)
             return "this routing id belongs to another client's session"
         age = time.time() - float(state.get("saved", 0.0))
         if age > self.config.disconnected_timeout:
@@ -438,7 +438,7 @@ class ZmqServer:
                     "next request starts a new session")
         if len(self.sessions) >= self.config.max_sessions and not self.table.evict(
                 self.clock()):
-            self.table.store_call(lambda store: store.release(KIND, key))
+            self._release(key)
             return "server full: too many sessions"
         cs = self._new_session(identity, user)
         try:
@@ -453,6 +453,30 @@ class ZmqServer:
         log.info("session_restored", client=key, moves=len(cs.session.game.moves),
                  protocol=cs.controller.protocol)
         return None
+
+    def _hand_over(self) -> None:
+        """Give back the sessions another server was asked for whose client has left this one
+        (its connection closed, nothing under way): the store keeps them, and the other
+        server takes them at the client's next request."""
+        assert self.store is not None
+        wanted: list[str] = []
+        if not self.table.store_call(lambda store: wanted.extend(store.take_wanted(KIND))):
+            return
+        for key in wanted:
+            identity = bytes.fromhex(key)
+            cs = self.sessions.get(identity)
+            if cs is not None:
+                if cs.connected or cs.session.busy or cs.handling or not cs.inbox.empty() \
+                        or cs.controller.owes_answer():
+                    continue   # its client is here, or it is answering: kept
+                with cs.session.output.lock:
+                    cs.frozen = True   # nothing it still writes goes back into the store
+                self.table.close(identity, "handed over", forget=False)
+            self._release(key)
+            log.info("session_handed_over", client=key)
+
+    def _release(self, key: str) -> None:
+        self.table.store_call(lambda store: store.release(KIND, key))
 
     def _store_housekeeping(self) -> None:
         assert self.store is not None
@@ -586,6 +610,8 @@ class ZmqServer:
                     break
                 if time.monotonic() - last_reap > 1.0:
                     self.table.reap(self.clock())
+                    if self.store is not None:
+                        self._hand_over()
                     last_reap = time.monotonic()
                 if self.store is not None and time.monotonic() - last_sweep > renew_every:
                     self._store_housekeeping()
