@@ -45,7 +45,7 @@ def _free_port() -> int:
 
 class LocalPostgres:
     """``start()`` a server, ``dsn(db)`` its addresses, ``create_db()`` a fresh database,
-    ``stop()`` it and remove its folder."""
+    ``halt()`` and ``resume()`` it (an outage), ``stop()`` it and remove its folder."""
 
     def __init__(self, durable: bool = False):
         self.bindir = find_bindir()
@@ -74,20 +74,35 @@ class LocalPostgres:
         if run.returncode != 0:
             raise PostgresUnavailable(f"initdb failed: {run.stderr.strip()[-500:]}")
         self.port = _free_port()
+        self.resume(timeout)
+        return self
+
+    def resume(self, timeout: float = 60.0) -> None:
+        """Start the server (again, after :meth:`halt`) on its port, with its data."""
+        assert self.dir is not None
         opts = (f"-c listen_addresses=127.0.0.1 -c port={self.port} "
                 f"-c unix_socket_directories={self.dir} -c max_connections=200")
         if not self.durable:
             opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        run = subprocess.run(self._cmd(str(self.bindir / "pg_ctl"), "-D", str(data), "-o",
-                                       opts, "-l", str(self.dir / "log"), "-w", "-t",
-                                       str(int(timeout)), "start"),
+        run = subprocess.run(self._cmd(str(self.bindir / "pg_ctl"), "-D",
+                                       str(self.dir / "data"), "-o", opts, "-l",
+                                       str(self.dir / "log"), "-w", "-t", str(int(timeout)),
+                                       "start"),
                              capture_output=True, text=True, timeout=timeout + 10)
         if run.returncode != 0:
             log = (self.dir / "log").read_text(errors="replace")[-500:] \
                 if (self.dir / "log").exists() else run.stderr
             self.stop()
             raise PostgresUnavailable(f"pg_ctl start failed: {log.strip()}")
-        return self
+
+    def halt(self) -> None:
+        """Stop the server (``-m fast``: its connections cut, what was committed kept, which
+        an immediate stop would not promise with ``synchronous_commit`` off): the database
+        out of reach until :meth:`resume`."""
+        assert self.dir is not None
+        subprocess.run(self._cmd(str(self.bindir / "pg_ctl"), "-D", str(self.dir / "data"),
+                                 "-m", "fast", "-w", "stop"),
+                       capture_output=True, timeout=60, check=True)
 
     def dsn(self, db: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{db}"

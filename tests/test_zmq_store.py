@@ -141,6 +141,36 @@ def test_a_client_that_moved_to_another_server_is_handed_its_session(store_locat
         _stop(b, tb, sb)
 
 
+def test_a_database_out_of_reach_refuses_requests_and_loses_nothing(tmp_path):
+    """PostgreSQL down: a request whose result cannot be kept is refused (not run, as far as
+    the client can tell) and the session leaves memory; once the database is back, the resend
+    runs on what the store had."""
+    pytest.importorskip("psycopg")
+    from benchmarks.pgserver import LocalPostgres, PostgresUnavailable
+
+    try:
+        pg = LocalPostgres().start()
+    except PostgresUnavailable as e:
+        pytest.skip(str(e))
+    try:
+        server, t, store = _server(pg.create_db())
+        c = RemoteEngine(server.endpoint, timeout=WAIT, identity=b"outage", restart_wait=0)
+        c.gtp("play b f5")
+        pg.halt()
+        with pytest.raises(RemoteError, match="session store unavailable"):
+            c.gtp("play w f6")
+        with pytest.raises(RemoteError, match="session store unavailable"):
+            c.gtp("showboard")
+        pg.resume()
+        c.restart_wait = WAIT
+        c.gtp("play w f6")
+        assert "X=3 O=3" in c.gtp("showboard")       # f5 kept, f6 played once
+        assert store.load("zmq", b"outage".hex())["controller"]["session"]["moves"] == [37, 45]
+        _stop(server, t, store)
+    finally:
+        pg.stop()
+
+
 def test_a_quiet_session_another_server_holds_is_not_ended_for_its_age(store_location):
     path = store_location
     a, ta, sa = _server(path)
