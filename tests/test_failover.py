@@ -196,3 +196,19 @@ def test_othello_remote_with_no_server_at_the_endpoint_says_so_and_exits_non_zer
                        capture_output=True, text=True, timeout=WAIT, cwd=REPO)
     assert r.returncode == 1
     assert f"no server answers at {endpoint}" in r.stderr and r.stdout == ""
+
+
+def test_a_match_player_and_the_client_take_a_list_of_endpoints():
+    from clients.match.players.base import PlayerSpec, TimeControl
+    from clients.match.players.gtp import ZmqPlayer
+
+    spec = PlayerSpec.parse("far=zmq:tcp://127.0.0.1:5551,tcp://127.0.0.1:5552")
+    assert spec.target == "tcp://127.0.0.1:5551,tcp://127.0.0.1:5552"
+    eng = ZmqPlayer(spec, TimeControl(move_time=1.0))._open()
+    try:
+        assert eng.channel.endpoints == ["tcp://127.0.0.1:5551", "tcp://127.0.0.1:5552"]
+        assert eng.channel.several and eng.endpoint in eng.channel.endpoints
+    finally:
+        eng.close()
+    with pytest.raises(ValueError, match="no endpoint"):
+        RemoteEngine(" , ")
