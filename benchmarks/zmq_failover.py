@@ -43,7 +43,7 @@ from typing import Any
 
 from .common import REPO_ROOT, emit
 from .zmq_load import _free_port, _log_tail, _stop_server, _wait_ready
-from .zmq_soak import Player, _log_counts, _summary
+from .zmq_soak import Player, _log_counts, _summary, log_records
 
 PLAYER_TIMEOUT = 5.0
 LEASE = 5.0
@@ -301,21 +301,7 @@ def bench_zmq_failover(seconds: float = 180.0, servers: int = 3, players: int = 
 
 
 def _events(paths: list[Path], names: tuple[str, ...]) -> int:
-    import json
-
-    n = 0
-    for path in paths:
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            n += isinstance(rec, dict) and rec.get("event") in names
-    return n
+    return sum(rec.get("event") in names for _, _, rec in log_records(paths))
 
 
 def ok(out: dict[str, Any]) -> bool:

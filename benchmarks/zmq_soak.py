@@ -65,7 +65,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import zmq
 
@@ -517,12 +517,8 @@ def _answered(lines: list[str] | None, ok: bool) -> bool:
             and gtp.parse_response(lines).ok == ok)
 
 
-def _log_counts(paths: list[Path]) -> dict[str, Any]:
-    """Sessions opened, closed (by reason) and restored, and the errors logged, in the logs of
-    every server process."""
-    opened, restored, interrupted, closes = 0, 0, 0, Counter[str]()
-    errors: list[str] = []
-    n_errors = 0
+def log_records(paths: list[Path]) -> Iterator[tuple[Path, str, dict[str, Any]]]:
+    """Every JSON record in the servers' log files: (file, line, record)."""
     for path in paths:
         try:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -533,23 +529,32 @@ def _log_counts(paths: list[Path]) -> dict[str, Any]:
                 rec = json.loads(line)
             except ValueError:
                 continue
-            if not isinstance(rec, dict):
-                continue
-            event = rec.get("event")
-            if event == "session_open":
-                opened += 1
-            elif event == "session_close":
-                closes[str(rec.get("reason"))] += 1
-            elif event == "session_ended":
-                closes["quit"] += 1
-            elif event == "session_restored":
-                restored += 1
-            elif event == "session_interrupted":
-                interrupted += 1
-            if rec.get("level") in ("error", "critical"):
-                n_errors += 1
-                if len(errors) < 10:
-                    errors.append(f"{path.name}: {line[:300]}")
+            if isinstance(rec, dict):
+                yield path, line, rec
+
+
+def _log_counts(paths: list[Path]) -> dict[str, Any]:
+    """Sessions opened, closed (by reason) and restored, and the errors logged, in the logs of
+    every server process."""
+    opened, restored, interrupted, closes = 0, 0, 0, Counter[str]()
+    errors: list[str] = []
+    n_errors = 0
+    for path, line, rec in log_records(paths):
+        event = rec.get("event")
+        if event == "session_open":
+            opened += 1
+        elif event == "session_close":
+            closes[str(rec.get("reason"))] += 1
+        elif event == "session_ended":
+            closes["quit"] += 1
+        elif event == "session_restored":
+            restored += 1
+        elif event == "session_interrupted":
+            interrupted += 1
+        if rec.get("level") in ("error", "critical"):
+            n_errors += 1
+            if len(errors) < 10:
+                errors.append(f"{path.name}: {line[:300]}")
     return {"sessions_opened": opened, "sessions_closed": dict(closes),
             "sessions_restored": restored, "sessions_interrupted": interrupted,
             "server_errors_logged": n_errors, "server_errors": errors}

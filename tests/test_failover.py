@@ -42,6 +42,16 @@ def _engine(store: str, endpoint: str, config: Path, name: str) -> ServedEngine:
     return proc
 
 
+def _two_machines(tmp_path: Path, postgres) -> tuple[str, list[str], ServedEngine,
+                                                    ServedEngine]:
+    """A new database, and two engine servers on it named as separate machines."""
+    store = postgres.create_db()
+    config = _config(tmp_path)
+    ends = [f"ipc://{tmp_path}/a.sock", f"ipc://{tmp_path}/b.sock"]
+    return (store, ends, _engine(store, ends[0], config, "machine-a"),
+            _engine(store, ends[1], config, "machine-b"))
+
+
 def _identity_homed_on(index: int, n: int, prefix: bytes) -> bytes:
     """A routing id whose home (the endpoint it starts on) is ``index`` of ``n``."""
     for i in range(1000):
@@ -63,11 +73,7 @@ def _moves(store: str, ident: bytes) -> list[int]:
 
 @pytest.mark.slow  # engine processes
 def test_a_client_with_endpoints_plays_on_across_a_kill_9_of_its_server(tmp_path, postgres):
-    store = postgres.create_db()
-    config = _config(tmp_path)
-    ends = [f"ipc://{tmp_path}/a.sock", f"ipc://{tmp_path}/b.sock"]
-    a = _engine(store, ends[0], config, "machine-a")
-    b = _engine(store, ends[1], config, "machine-b")
+    store, ends, a, b = _two_machines(tmp_path, postgres)
     try:
         ident = _identity_homed_on(0, 2, b"player-")
         c = RemoteEngine(ends, timeout=5, retries=2, identity=ident)
@@ -95,11 +101,7 @@ def test_a_client_with_endpoints_plays_on_across_a_kill_9_of_its_server(tmp_path
 @pytest.mark.slow  # engine processes
 def test_a_frozen_server_that_wakes_after_its_lease_was_taken_writes_nothing_and_says_so(
         tmp_path, postgres):
-    store = postgres.create_db()
-    config = _config(tmp_path)
-    ends = [f"ipc://{tmp_path}/a.sock", f"ipc://{tmp_path}/b.sock"]
-    a = _engine(store, ends[0], config, "machine-a")
-    b = _engine(store, ends[1], config, "machine-b")
+    store, ends, a, b = _two_machines(tmp_path, postgres)
     ident = b"frozen-client"
     raw = zmq.Context.instance().socket(zmq.DEALER)
     raw.setsockopt(zmq.LINGER, 0)
@@ -144,11 +146,7 @@ def test_a_frozen_server_that_wakes_after_its_lease_was_taken_writes_nothing_and
 
 @pytest.mark.slow  # engine and client processes
 def test_othello_remote_with_endpoints_plays_on_across_a_kill_9(tmp_path, postgres):
-    store = postgres.create_db()
-    config = _config(tmp_path)
-    ends = [f"ipc://{tmp_path}/a.sock", f"ipc://{tmp_path}/b.sock"]
-    a = _engine(store, ends[0], config, "machine-a")
-    b = _engine(store, ends[1], config, "machine-b")
+    store, ends, a, b = _two_machines(tmp_path, postgres)
     ident = _identity_homed_on(0, 2, b"typist-").decode()
     code = "import sys; from clients.remote import interactive_main; sys.exit(interactive_main())"
     remote = subprocess.Popen([sys.executable, "-c", code, ",".join(ends), "--session", ident,

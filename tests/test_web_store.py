@@ -522,6 +522,19 @@ def _page_settled(page: Any, ply: int) -> None:
         timeout=WAIT * 1000)
 
 
+def _page_plays(page: Any, url: str, moves: int) -> int:
+    """Open the page at ``url`` and play ``moves`` moves against its engine; the ply."""
+    page.goto(url)
+    page.wait_for_selector('[data-role="agent"] option', state="attached")
+    _page_settled(page, 0)
+    ply = 0
+    for _ in range(moves):
+        page.locator('[data-legal="true"]').first.click()
+        ply += 2
+        _page_settled(page, ply)
+    return ply
+
+
 @pytest.mark.slow  # Chromium and three web servers
 @pytest.mark.xdist_group("web_browser")   # one browser per worker, with test_web_browser's
 def test_the_page_keeps_its_game_through_restarts(tmp_path, browser):  # noqa: F811
@@ -530,14 +543,7 @@ def test_the_page_keeps_its_game_through_restarts(tmp_path, browser):  # noqa: F
     port = s.port
     page = browser.new_page()
     try:
-        page.goto(s.url)
-        page.wait_for_selector('[data-role="agent"] option', state="attached")
-        _page_settled(page, 0)
-        ply = 0
-        for _ in range(3):
-            page.locator('[data-legal="true"]').first.click()
-            ply += 2
-            _page_settled(page, ply)
+        ply = _page_plays(page, s.url, 3)
         before = _board(page)
         assert sum(v is not None for v in before.values()) == 4 + ply
 

@@ -436,6 +436,9 @@
       case "session":
         keep(sessionStorage, TOKEN_KEY, msg.session);
         tokenIsNew = false;
+        // Connected: why an earlier try was refused (a server stopping, another holding the
+        // game) is over.
+        clearError(generalPlace());
         restorePending = Boolean(msg.resumed);
         retries = 0;
         break;
