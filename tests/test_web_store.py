@@ -322,6 +322,41 @@ def test_a_page_sent_to_another_server_is_handed_its_game(tmp_path):
     assert refusals and "served by another server" in refusals[0]
 
 
+@pytest.mark.slow  # a web server and a PostgreSQL server in subprocesses
+def test_no_game_begins_while_the_database_is_out_of_reach(tmp_path):
+    """A game that could write nothing is not begun: the page is told and tries again, and
+    gets its game once the database is back."""
+    import websockets
+
+    pytest.importorskip("psycopg")
+    from benchmarks.pgserver import LocalPostgres, PostgresUnavailable
+
+    try:
+        pg = LocalPostgres().start()
+    except PostgresUnavailable as e:
+        pytest.skip(str(e))
+    s = Server(tmp_path / "one", pg.create_db(), 0, "--agent", ENGINE)
+
+    async def run() -> None:
+        pg.halt()
+        page = await websockets.connect(s.ws_url)
+        told = json.loads(await asyncio.wait_for(page.recv(), WAIT))
+        assert told["type"] == "error" and "session store is out of reach" in told["message"]
+        await page.wait_closed()
+        assert page.close_code == 1012          # the page tries again by itself
+        pg.resume()
+        ws, _, st = await _new_game(s.ws_url)
+        st = await _play(ws, st, 1)
+        assert st["ply"] == 2
+        await ws.close()
+
+    try:
+        run_async(run)
+    finally:
+        s.close()
+        pg.stop()
+
+
 @pytest.mark.slow  # four web servers in subprocesses, two whole games
 def test_games_go_on_after_sigterm_and_after_kill_9_as_if_never_interrupted(tmp_path):
     """A person's game against a deterministic engine and a game of two engines, each

@@ -99,6 +99,8 @@ CLOSE_EXPIRED = 4001      # the game was closed (idle, or for a newcomer)
 CLOSE_RESTART = 1012      # the server is stopping, or another one serves the game: the page
                           # comes back by itself
 DEFAULT_DRAIN_TIMEOUT = 10.0
+NO_LEASE = ("the session store is out of reach, so a game begun now could not be kept; this "
+            "page tries again in a moment")
 # The form of a token a page makes for its new game (18 random bytes in base64url, as the
 # server's own).
 PAGE_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,100}")
@@ -329,7 +331,9 @@ class WebServer:
                 await self._full(ws)
                 return
             spawned = await self._spawn(adopt)
-            assert isinstance(spawned, Tab)
+            if isinstance(spawned, str):
+                await self._refuse(ws, spawned, "session store unavailable")
+                return
             tab = spawned
         elif tab.ws is not None:
             # The game is opened again (a reload seen before the old socket's close, or a
@@ -400,13 +404,19 @@ class WebServer:
     async def _spawn(self, token: str | None = None,
                      state: dict[str, Any] | None = None) -> Tab | str:
         """A game's process: a new game, or (``state``) the game of ``token`` as the store
-        kept it.  The tab, or why the stored game could not be taken back (its process has
-        ended then)."""
+        kept it.  The tab, or why not: the stored game could not be taken back (its process
+        has ended then), or a new game's lease could not be taken."""
         token = token or secrets.token_urlsafe(18)
         if state is None and self.store is not None:
             # A new token: nobody else holds it.  Taken before the process starts, whose
-            # writes carry the lease's token.
-            self._store_call(lambda store: store.acquire(STORE_KIND, token))
+            # writes carry the lease's token; a game that could write nothing is not begun.
+            try:
+                held = self.store.acquire(STORE_KIND, token)
+            except StoreError as e:
+                log.error("store_failed", error=str(e))
+                return NO_LEASE
+            if held is not None:
+                return NO_LEASE
         fence = None if self.store is None else self.store.fence(STORE_KIND, token)
         ours, theirs = socket.socketpair()
         try:
