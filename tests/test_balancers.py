@@ -1,14 +1,19 @@
 """The balancer recipes of docs/scaling.md, run as they stand (their ports rewritten): HAProxy in
-front of two ZeroMQ engine servers and nginx in front of two web servers, every server on one
-PostgreSQL store and named as a machine of its own.  The server a game is on is killed (-9);
-the game goes on through the balancer on the other one: a GTP client's, and a page's in
-Chromium.  Without haproxy or nginx (Debian's packages; ``.ci/run`` installs them) a test skips,
-saying so."""
+front of two ZeroMQ engine servers, nginx and HAProxy in front of two web servers, every server
+on one PostgreSQL store and named as a machine of its own.  The server a game is on is killed
+(-9), or frozen past its lease and woken; the game goes on through the balancer on the other
+one: a GTP client's, a page's in Chromium, a page's over a raw WebSocket.  Without haproxy or
+nginx (Debian's packages; ``.ci/run`` installs them) a test skips, saying so."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
 import re
+import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -21,8 +26,8 @@ from clients.remote import RemoteEngine
 
 from .loadsafe import WAIT, wait_until
 from .served_engine import ServedEngine
-from .test_web_browser import browser  # noqa: F401  (a fixture)
-from .test_web_store import Server, _board, _page_plays, _page_settled
+from .test_web_browser import browser, run_async  # noqa: F401  (browser: a fixture)
+from .test_web_store import ENGINE, Server, _board, _page_plays, _page_settled, _play, _recv
 
 pytestmark = pytest.mark.slow   # balancer and server processes, and a browser
 
@@ -55,15 +60,31 @@ def _holder(store: str, kind: str, key: str) -> str:
     with psycopg.connect(store) as conn:
         row = conn.execute("SELECT holder FROM leases WHERE kind = %s AND key = %s",
                            (kind, key)).fetchone()
-    assert row is not None, f"no lease for {kind}/{key}"
+        every = conn.execute("SELECT kind, key, holder FROM leases").fetchall()
+    assert row is not None, f"no lease for {kind}/{key}: {every}"
     return str(row[0])
 
 
-def test_haproxy_in_front_of_zmq_servers_keeps_a_game_through_a_kill_9(tmp_path, postgres):
-    haproxy = shutil.which("haproxy") or ("/usr/sbin/haproxy" if Path("/usr/sbin/haproxy")
-                                          .exists() else None)
-    if haproxy is None:
+def _haproxy() -> str:
+    found = shutil.which("haproxy") or ("/usr/sbin/haproxy" if Path("/usr/sbin/haproxy")
+                                        .exists() else None)
+    if found is None:
         pytest.skip("no haproxy: apt-get install haproxy (.ci/run does)")
+    return found
+
+
+def _start_haproxy(haproxy: str, recipe: str, ports: dict[int, int], tmp: Path
+                   ) -> subprocess.Popen[str]:
+    cfg = tmp / recipe
+    cfg.write_text(_recipe(recipe, ports, tmp))
+    check = subprocess.run([haproxy, "-c", "-f", str(cfg)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    return subprocess.Popen([haproxy, "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_haproxy_in_front_of_zmq_servers_keeps_a_game_through_a_kill_9(tmp_path, postgres):
+    haproxy = _haproxy()
     store = postgres.create_db()
     config = tmp_path / "config.toml"
     config.write_text(f"[store]\nlease = {LEASE}\n")
@@ -75,12 +96,7 @@ def test_haproxy_in_front_of_zmq_servers_keeps_a_game_through_a_kill_9(tmp_path,
                           "--config", str(config), "--server-name", f"engine{n}"])
         assert "serving ZeroMQ" in e.line(0, WAIT), e.stacks()
         engines[f"engine{n}"] = e
-    cfg = tmp_path / "haproxy.cfg"
-    cfg.write_text(_recipe("haproxy.cfg", ports, tmp_path))
-    check = subprocess.run([haproxy, "-c", "-f", str(cfg)], capture_output=True, text=True)
-    assert check.returncode == 0, check.stdout + check.stderr
-    proxy = subprocess.Popen([haproxy, "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
+    proxy = _start_haproxy(haproxy, "haproxy.cfg", ports, tmp_path)
     try:
         wait_until(lambda: _listening(ports[5550]), what="haproxy listening")
         c = RemoteEngine(f"tcp://127.0.0.1:{ports[5550]}", timeout=10, identity=b"behind-lb")
@@ -151,6 +167,76 @@ def test_nginx_in_front_of_web_servers_keeps_the_pages_game_through_a_kill_9(
     finally:
         if page is not None:
             page.close()
+        proxy.terminate()
+        proxy.wait(WAIT)
+        for s in servers.values():
+            s.close()
+
+
+def test_haproxy_in_front_of_web_servers_moves_a_page_off_a_frozen_server_and_back(
+        tmp_path, postgres):
+    """A web server frozen (SIGSTOP) past its lease under a page: HAProxy's checks take it
+    out and close the page's connection, and the page, reconnecting, gets its game on the
+    other server.  Woken, the frozen server finds its copy taken over and drops it; a page
+    sent back to it by the balancer is handed the game, with the moves played meanwhile."""
+    import websockets
+
+    haproxy = _haproxy()
+    store = postgres.create_db()
+    ports = {p: _free_port() for p in (8000, 8001, 8002, 8003)}
+    servers = {f"web{n}": Server(tmp_path / f"web{n}", store, ports[8000 + n], "--server-name",
+                                 f"web{n}", "--agent", ENGINE, lease=LEASE) for n in (1, 2)}
+    proxy = _start_haproxy(haproxy, "haproxy-web.cfg", ports, tmp_path)
+    url = f"ws://127.0.0.1:{ports[8000]}/ws"
+    token = secrets.token_urlsafe(18)
+
+    async def page_on(query: str) -> tuple[Any, dict[str, Any]]:
+        """The page connecting until a server serves it (refusals: it tries again)."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                ws = await websockets.connect(f"{url}?session={token}{query}")
+                hello = json.loads(await asyncio.wait_for(ws.recv(), WAIT))
+            except (OSError, websockets.exceptions.WebSocketException) as e:
+                hello = {"type": "unreachable", "error": repr(e)}
+            if hello["type"] == "session":
+                assert hello["session"] == token, (hello, query)
+                return ws, await _recv(ws, "state")
+            assert time.monotonic() < deadline, hello
+            await asyncio.sleep(0.3)
+
+    async def run() -> None:
+        ws, st = await page_on("&new=1")
+        await ws.send(json.dumps({"type": "new", "black": "human", "white": ENGINE,
+                                  "time": 0}))
+        st = await _play(ws, await _recv(ws, "state"), 1)
+        name = _holder(store, "web", token).split("/")[0]
+        frozen = servers[name].proc
+        os.kill(frozen.pid, signal.SIGSTOP)
+        try:
+            # taken out by the checks: the page's connection is closed
+            await asyncio.wait_for(ws.wait_closed(), WAIT)
+            ws, back = await page_on("")
+            assert back["moves"] == st["moves"]
+            (other,) = set(servers) - {name}
+            assert _holder(store, "web", token).startswith(other + "/")
+            st = await _play(ws, back, 1)
+            assert st["ply"] == 4
+        finally:
+            os.kill(frozen.pid, signal.SIGCONT)
+        # woken, the frozen server drops its stale copy; once HAProxy has it back, the page
+        # may be sent there again, and is handed its game
+        wait_until(lambda: _listening(ports[8000 + int(name[-1])]), what="the woken server")
+        time.sleep(3 * LEASE)
+        await ws.close()
+        ws, again = await page_on("")
+        assert again["moves"] == st["moves"]
+        await ws.close()
+
+    try:
+        wait_until(lambda: _listening(ports[8000]), what="haproxy listening")
+        run_async(run)
+    finally:
         proxy.terminate()
         proxy.wait(WAIT)
         for s in servers.values():

@@ -331,6 +331,14 @@ class SessionStore:
             "reading wanted leases")
         return [r[0] for r in rows]
 
+    def held(self, kind: str) -> set[str]:
+        """The keys of ``kind`` whose lease this server holds (its copies of any other session
+        are stale: another server took them over)."""
+        rows = self._run(lambda cur: cur.run(
+            "SELECT key FROM leases WHERE kind = ? AND holder = ?", (kind, self.holder))
+            .fetchall(), "reading leases")
+        return {r[0] for r in rows}
+
     def holds(self, kind: str, key: str) -> bool:
         return bool(self._run(lambda cur: self._fenced(cur, kind, key), "reading a lease"))
 

@@ -63,6 +63,7 @@ from .web_game import (
     DRAIN,
     FRAME,
     MESSAGE,
+    MOVED,
     STORE_KIND,
     WorkerSetup,
     _frame_in,
@@ -292,6 +293,12 @@ class WebServer:
         # no server knows becomes the new game's.
         fresh = ws.query_params.get("new") == "1" and PAGE_TOKEN.fullmatch(token) is not None
         tab = self.games.get(token) if token else None
+        if tab is not None and self.store is not None and not tab.ended and \
+                self._store_call(lambda store: store.holds(STORE_KIND, token)) is False:
+            # Taken over while this server was frozen or cut off: this copy is stale, and the
+            # page is served where the game is now (or handed it from there).
+            await self._drop_stale(tab)
+            tab = None
         notice = None
         adopt = None   # the page's own token for its new game
         resumed = tab is not None
@@ -319,7 +326,9 @@ class WebServer:
                     await self._refuse(ws, refused, "served by another server")
                     return
                 resumed = tab is not None
-            if why is None and tab is None and fresh:
+            if not why and tab is None and fresh:
+                # (why "": a game of this token ended with nothing to tell, as the first
+                # connection of a page that broke before its first move: it tries again.)
                 adopt = token
             elif why is None and tab is None:
                 why = ("this server has no game for this page (it has restarted, or the "
@@ -527,6 +536,22 @@ class WebServer:
         log.info("web_session_restored", pid=spawned.proc.pid, moves=len(moves))
         return spawned, None, None
 
+    async def _drop_stale(self, tab: Tab) -> None:
+        """A game another server took over (this one was frozen or cut off past its lease):
+        its process ends without a write, nothing is ended in the store, and a page still on
+        it is told to reload (where the game is served now)."""
+        tab.ended = True
+        self.games.pop(tab.token, None)
+        log.warning("web_session_taken_over", sessions=self.tabs)
+        ws, tab.ws = tab.ws, None
+        if ws is not None:
+            await self._send(ws, web.error(MOVED, fatal=True))
+            try:
+                await ws.close(code=CLOSE_EXPIRED, reason="served by another server")
+            except Exception:
+                pass
+        tab.writer.close()
+
     async def _hand_over(self) -> None:
         """Give back the games another server was asked for whose page has left this one (a
         balancer sends the page there after a failover and a failback): the game's process
@@ -547,11 +572,16 @@ class WebServer:
     def _release(self, token: str) -> None:
         self._store_call(lambda store: store.release(STORE_KIND, token))
 
-    def _housekeeping(self) -> None:
-        """Renew this server's leases, mark the games whose page is open as current, and end
-        the stored games nobody came back to within resume_timeout."""
-        open_pages = [t.token for t in self.games.values() if t.ws is not None]
+    async def _housekeeping(self) -> None:
+        """Renew this server's leases, drop the games another server took over meanwhile,
+        mark the games whose page is open as current, and end the stored games nobody came
+        back to within resume_timeout."""
         self._store_call(lambda store: store.renew())
+        held = self._store_call(lambda store: store.held(STORE_KIND))
+        if held is not None:
+            for tab in [t for t in self.games.values() if t.token not in held and not t.ended]:
+                await self._drop_stale(tab)
+        open_pages = [t.token for t in self.games.values() if t.ws is not None]
         if open_pages:
             self._store_call(lambda store: store.touch(STORE_KIND, open_pages))
         cutoff = time.time() - self.config.resume_timeout
@@ -611,11 +641,12 @@ class WebServer:
             return
         tab.ended = True
         self.games.pop(tab.token, None)
-        if expired is not None:
+        ended = self._store_call(lambda store: store.end(STORE_KIND, tab.token, expired))
+        if expired is not None and ended is not False:
+            # (False: the store refused, another server serves the game now: not ended.)
             self.expired[tab.token] = expired
             while len(self.expired) > EXPIRED_MEMORY:
                 self.expired.popitem(last=False)
-        self._store_call(lambda store: store.end(STORE_KIND, tab.token, expired))
         ws, tab.ws = tab.ws, None
         if ws is not None:
             await self._send(ws, web.error(tell or f"this game was closed: {reason}",
@@ -668,7 +699,7 @@ class WebServer:
                 continue
             if self.store is not None and now - last_housekeeping >= \
                     self.housekeeping_interval():
-                self._housekeeping()
+                await self._housekeeping()
                 last_housekeeping = now
             if self.store is not None:
                 await self._hand_over()
