@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow  # server processes losing machines for many secon
 
 @pytest.mark.timeout(400)
 def test_zmq_failover_short(postgres) -> None:
-    out = bench_zmq_failover(seconds=8, servers=3, players=4, move_time=0.1, fault_every=4,
+    out = bench_zmq_failover(seconds=4, servers=3, players=4, move_time=0.1, fault_every=2,
                              lease=2.0, player_timeout=3.0, seed=2, store=postgres.create_db(),
                              faults=3)
     assert out["errors"] == [], out["errors"]
