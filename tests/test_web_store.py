@@ -322,6 +322,49 @@ def test_a_page_sent_to_another_server_is_handed_its_game(tmp_path):
     assert refusals and "served by another server" in refusals[0]
 
 
+@pytest.mark.slow  # two web servers in subprocesses
+def test_what_a_server_remembers_of_a_token_does_not_outlast_another_servers_game(tmp_path):
+    """A page's first connection broke on one server before its first move (that server ends
+    the empty game and remembers the token), and the page went on at another server: back at
+    the first, it finds its game, not a new one."""
+    import websockets
+
+    store = tmp_path / "sessions.sqlite3"
+    a = Server(tmp_path / "a", store, 0, "--agent", ENGINE)
+    b = Server(tmp_path / "b", store, 0, "--agent", ENGINE)
+    token = "page-made-token-0123456789"
+
+    async def run() -> None:
+        first = await websockets.connect(f"{a.ws_url}?session={token}&new=1")
+        hello = json.loads(await asyncio.wait_for(first.recv(), WAIT))
+        assert hello["session"] == token
+        await first.close()                 # no move: a ends the game
+        ws, hello, st = await _connect(b.ws_url, f"{token}&new=1")
+        assert hello["session"] == token and not hello["errors"]
+        await ws.send(json.dumps({"type": "new", "black": "human", "white": ENGINE,
+                                  "time": 0}))
+        st = await _play(ws, await _recv(ws, "state"), 1)
+        await ws.close()
+        deadline = time.monotonic() + WAIT
+        while True:   # refused while b holds the game, then handed it
+            page = await websockets.connect(f"{a.ws_url}?session={token}")
+            hello = json.loads(await asyncio.wait_for(page.recv(), WAIT))
+            if hello["type"] == "session":
+                break
+            await page.close()
+            assert time.monotonic() < deadline, hello
+            await asyncio.sleep(0.3)
+        assert hello == {"type": "session", "session": token, "resumed": True}
+        assert (await _recv(page, "state"))["moves"] == st["moves"]
+        await page.close()
+
+    try:
+        run_async(run)
+    finally:
+        a.close()
+        b.close()
+
+
 @pytest.mark.slow  # a web server and a PostgreSQL server in subprocesses
 def test_no_game_begins_while_the_database_is_out_of_reach(tmp_path):
     """A game that could write nothing is not begun: the page is told and tries again, and

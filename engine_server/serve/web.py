@@ -303,17 +303,17 @@ class WebServer:
         adopt = None   # the page's own token for its new game
         resumed = tab is not None
         if token and tab is None:
-            why = self.expired.pop(token, None)
-            if why is not None:
-                # told once: not again by the store
-                self._store_call(lambda store: store.take_expired(STORE_KIND, token))
-            elif token in self._restoring:
+            # With a store, how the game ended is the store's to tell (below): what this
+            # server remembers may be stale, another server having served the page since.
+            remembered = self.expired.pop(token, None)
+            why = remembered if self.store is None else None
+            if why is None and token in self._restoring:
                 # A second page with the same token while its game is being restored (a
                 # duplicated tab): the game once it is back.
                 await self._restoring[token].wait()
                 tab = self.games.get(token)
                 resumed = tab is not None
-            elif self.store is not None:
+            elif why is None and self.store is not None:
                 if not await self._slot():
                     await self._full(ws)
                     return

@@ -289,14 +289,16 @@ class ZmqServer(StoreSide):
         if cs is None and self._drain_started is not None:
             self._answer(identity, reply_seq, self._reply_form(None, text), STOPPING)
             return
+        stored = self.store is not None and not identity.startswith(b"\0")
         if cs is None and identity in self.expired:
             why = self.expired.pop(identity)
-            if self.store is not None:   # told once: not again by the store
-                self.table.store_call(lambda store: store.take_expired(KIND, identity.hex()))
-            self._answer(identity, reply_seq, self._reply_form(None, text),
-                         f"session expired: {why}; the next request starts a new session")
-            return
-        if cs is None and self.store is not None and not identity.startswith(b"\0"):
+            if not stored:
+                self._answer(identity, reply_seq, self._reply_form(None, text),
+                             f"session expired: {why}; the next request starts a new session")
+                return
+            # A stored session's ending is the store's to tell (below): what this server
+            # remembers may be stale, another server having served the client since.
+        if cs is None and stored:
             refused = self._from_store(identity, user)
             if refused is not None:
                 self._answer(identity, reply_seq, self._reply_form(None, text), refused)
