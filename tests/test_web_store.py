@@ -217,6 +217,24 @@ async def _connect(url: str, token: str = "") -> tuple[Any, dict[str, Any], dict
     return ws, hello, m
 
 
+async def _until_served(url: str, token: str, refusals: list[str]) -> tuple[Any, Any]:
+    """A page with ``token`` connecting until a server serves it, as the page does (it tries
+    again after a refusal); the connection and its ``session`` message.  ``refusals``: the
+    refusals' messages, added to."""
+    import websockets
+
+    deadline = time.monotonic() + WAIT
+    while True:
+        page = await websockets.connect(f"{url}?session={token}")
+        hello = json.loads(await asyncio.wait_for(page.recv(), WAIT))
+        if hello["type"] == "session":
+            return page, hello
+        refusals.append(hello["message"])
+        await page.close()
+        assert time.monotonic() < deadline, refusals
+        await asyncio.sleep(0.3)
+
+
 async def _settled(ws: Any, st: dict[str, Any]) -> dict[str, Any]:
     """The state once the person is to move or the game is over."""
     while not (st["human_to_move"] or st["over"]) or st["thinking"]:
@@ -287,7 +305,6 @@ def test_a_page_sent_to_another_server_is_handed_its_game(tmp_path):
     """A balancer may send a page's reconnection to another server than its game's (a server
     back after a failover): that server is refused the lease, asks for it, and the game's
     server, whose page has left, hands the game over."""
-    import websockets
 
     store = tmp_path / "sessions.sqlite3"
     a = Server(tmp_path / "a", store, 0, "--agent", ENGINE)
@@ -298,16 +315,7 @@ def test_a_page_sent_to_another_server_is_handed_its_game(tmp_path):
         ws, token, st = await _new_game(a.ws_url)
         st = await _play(ws, st, 2)
         await ws.close()
-        deadline = time.monotonic() + WAIT
-        while True:
-            page = await websockets.connect(f"{b.ws_url}?session={token}")
-            hello = json.loads(await asyncio.wait_for(page.recv(), WAIT))
-            if hello["type"] == "session":
-                break
-            refusals.append(hello["message"])
-            await page.close()
-            assert time.monotonic() < deadline, refusals
-            await asyncio.sleep(0.5)
+        page, hello = await _until_served(b.ws_url, token, refusals)
         assert hello["resumed"] and hello["session"] == token
         back = await _recv(page, "state")
         assert back["moves"] == st["moves"] and back["ply"] == 4
@@ -345,15 +353,8 @@ def test_what_a_server_remembers_of_a_token_does_not_outlast_another_servers_gam
                                   "time": 0}))
         st = await _play(ws, await _recv(ws, "state"), 1)
         await ws.close()
-        deadline = time.monotonic() + WAIT
-        while True:   # refused while b holds the game, then handed it
-            page = await websockets.connect(f"{a.ws_url}?session={token}")
-            hello = json.loads(await asyncio.wait_for(page.recv(), WAIT))
-            if hello["type"] == "session":
-                break
-            await page.close()
-            assert time.monotonic() < deadline, hello
-            await asyncio.sleep(0.3)
+        # refused while b holds the game, then handed it
+        page, hello = await _until_served(a.ws_url, token, [])
         assert hello == {"type": "session", "session": token, "resumed": True}
         assert (await _recv(page, "state"))["moves"] == st["moves"]
         await page.close()
