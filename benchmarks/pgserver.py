@@ -12,11 +12,12 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from .common import free_port
 
 
 class PostgresUnavailable(RuntimeError):
@@ -35,12 +36,6 @@ def find_bindir() -> Path:
         raise PostgresUnavailable("PostgreSQL's server programs (initdb, pg_ctl) are not "
                                   "installed: apt-get install postgresql")
     return Path(found[-1]).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class LocalPostgres:
@@ -73,7 +68,7 @@ class LocalPostgres:
                              capture_output=True, text=True, timeout=timeout)
         if run.returncode != 0:
             raise PostgresUnavailable(f"initdb failed: {run.stderr.strip()[-500:]}")
-        self.port = _free_port()
+        self.port = free_port()
         self.resume(timeout)
         return self
 

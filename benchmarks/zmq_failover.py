@@ -41,9 +41,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .common import REPO_ROOT, emit
-from .zmq_load import _free_port, _log_tail, _stop_server, _wait_ready
-from .zmq_soak import Player, _log_counts, _summary, log_records
+from .common import REPO_ROOT, emit, free_port
+from .zmq_load import log_tail, stop_server, wait_ready
+from .zmq_soak import Player, log_counts, log_records, summary
 
 PLAYER_TIMEOUT = 5.0
 LEASE = 5.0
@@ -61,7 +61,7 @@ class Fleet:
         self.config = config
         self.tmpdir = tmpdir
         self.start_timeout = start_timeout
-        self.endpoints = [f"tcp://127.0.0.1:{_free_port()}" for _ in range(n)]
+        self.endpoints = [f"tcp://127.0.0.1:{free_port()}" for _ in range(n)]
         self.procs: list[subprocess.Popen[bytes]] = []
         self.logs: list[Path] = []
         self.up = threading.Event()
@@ -84,7 +84,7 @@ class Fleet:
                            "--log-level", "info", "--log-file", str(log_path)),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env=engine_env(), cwd=str(REPO_ROOT))
-        _wait_ready(proc, self.endpoints[i], log_path, self.start_timeout)
+        wait_ready(proc, self.endpoints[i], log_path, self.start_timeout)
         return proc
 
     def start_all(self) -> None:
@@ -110,7 +110,7 @@ class Fleet:
             code = proc.wait(120)
             if code != 0:
                 raise RuntimeError(f"server s{i} exited with code {code} after SIGTERM:\n"
-                                   f"{_log_tail(self.logs[-1])}")
+                                   f"{log_tail(self.logs[-1])}")
             self.procs[i] = self.start(i)
         self.kinds[kind] += 1
         self.log.append((round(start - t0, 1), kind, i, round(time.monotonic() - start, 2)))
@@ -122,7 +122,7 @@ class Fleet:
                     p.send_signal(signal.SIGCONT)
                 except ProcessLookupError:
                     pass
-                _stop_server(p)
+                stop_server(p)
 
 
 class Faults(threading.Thread):
@@ -241,7 +241,7 @@ def bench_zmq_failover(seconds: float = 180.0, servers: int = 3, players: int = 
         elapsed = time.monotonic() - t0
         commits1, rows1 = _store_counts(store)
         forked = _forked(store, ps)
-        counts = _log_counts(fleet.logs)
+        counts = log_counts(fleet.logs)
         taken = _events(fleet.logs, ("session_taken_over", "session_dropped"))
     finally:
         if fleet is not None:
@@ -288,11 +288,11 @@ def bench_zmq_failover(seconds: float = 180.0, servers: int = 3, players: int = 
         "fault_log": [list(x) for x in fleet.log],
         "player_fault_checks": sum(p.restart_checks for p in ps),
         "failovers": len(failover),
-        "failover_s": _summary(failover),
+        "failover_s": summary(failover),
         "failover_bound_s": lease + player_timeout,
         "failover_by_command": dict(by_command),
         "referrals": len(other),
-        "referral_s": _summary(other),
+        "referral_s": summary(other),
         "store_transactions_per_s": round((commits1 - commits0) / elapsed, 1),
         "store_session_writes_per_s": round((rows1 - rows0) / elapsed, 1),
         **counts,

@@ -15,7 +15,6 @@ import argparse
 import functools
 import os
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -26,7 +25,7 @@ from typing import Any
 from engine_server.agents.policy import AgentCost
 from protocol import gtp
 
-from .common import REPO_ROOT, emit, out_of_book_game
+from .common import REPO_ROOT, emit, free_port, out_of_book_game
 
 
 @functools.lru_cache(maxsize=1)
@@ -45,12 +44,6 @@ DEFAULT_REQUESTS = ("mcts", "best", "uct", "uct:memory=100000", "best:threads=2"
 SAMPLE_S = 0.02
 MIB_KB = 1024
 REPLY_GRACE_S = 1.0
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def read_status(pid: int) -> dict[str, int]:
@@ -117,7 +110,7 @@ def _start_server(config: Path, endpoint: str, log_path: Path) -> subprocess.Pop
             env=engine_env(), cwd=str(REPO_ROOT))
 
 
-def _stop_server(proc: subprocess.Popen[bytes], wait_s: float = 10.0) -> int | None:
+def stop_server(proc: subprocess.Popen[bytes], wait_s: float = 10.0) -> int | None:
     if proc.poll() is None:
         try:
             proc.send_signal(signal.SIGTERM)
@@ -127,14 +120,14 @@ def _stop_server(proc: subprocess.Popen[bytes], wait_s: float = 10.0) -> int | N
     return proc.wait()
 
 
-def _log_tail(path: Path, n: int = 2000) -> str:
+def log_tail(path: Path, n: int = 2000) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")[-n:]
     except OSError:
         return ""
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], endpoint: str, log_path: Path,
+def wait_ready(proc: subprocess.Popen[bytes], endpoint: str, log_path: Path,
                 timeout: float) -> None:
     """Until the server answers a command, then end that session: it must not hold one of
     the ``max_sessions`` slots or count in the idle baseline."""
@@ -147,10 +140,10 @@ def _wait_ready(proc: subprocess.Popen[bytes], endpoint: str, log_path: Path,
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(f"the server exited with code {proc.returncode}:\n"
-                                   f"{_log_tail(log_path)}")
+                                   f"{log_tail(log_path)}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the server did not answer within {timeout:g} s:\n"
-                                   f"{_log_tail(log_path)}")
+                                   f"{log_tail(log_path)}")
             try:
                 probe.gtp("protocol_version")
                 break
@@ -248,10 +241,10 @@ def bench_zmq_load(sessions: int = 10, threads: int = 1, memory_mib: float = 256
         limits = cfg.remote
         lim_threads = limits.threads if limits.threads is not None else os.cpu_count() or 1
         lim_move = limits.move_time if limits.move_time is not None else move_time
-        endpoint = f"tcp://127.0.0.1:{_free_port()}"
+        endpoint = f"tcp://127.0.0.1:{free_port()}"
         log_path = tmpdir / "server.log"
         proc = _start_server(cfg_path, endpoint, log_path)
-        _wait_ready(proc, endpoint, log_path, start_timeout)
+        wait_ready(proc, endpoint, log_path, start_timeout)
         time.sleep(1.5)  # the reaper frees the probe's session within a second
         idle = read_status(proc.pid)
 
@@ -268,12 +261,12 @@ def bench_zmq_load(sessions: int = 10, threads: int = 1, memory_mib: float = 256
         end = read_status(proc.pid)
         if proc.poll() is not None:
             raise RuntimeError(f"the server died (code {proc.returncode}):\n"
-                               f"{_log_tail(log_path)}")
+                               f"{log_tail(log_path)}")
     finally:
         for eng in engines:
             eng.close()
         if proc is not None:
-            _stop_server(proc)
+            stop_server(proc)
         tmp.cleanup()
 
     for info, rep in zip(infos, replies):

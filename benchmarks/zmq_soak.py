@@ -71,15 +71,14 @@ import zmq
 
 from protocol import gtp
 
-from .common import REPO_ROOT, emit
+from .common import REPO_ROOT, emit, free_port
 from .zmq_load import (
     MIB_KB,
     Sampler,
-    _free_port,
-    _log_tail,
-    _stop_server,
-    _wait_ready,
+    log_tail,
     read_status,
+    stop_server,
+    wait_ready,
 )
 
 CHURN_KINDS = ("vanish", "vanish-unread", "abandon-game", "oversized", "over-cap", "garbage",
@@ -136,7 +135,7 @@ class Servers:
         log_path = self.tmpdir / f"server-{len(self.procs)}.log"
         self.logs.append(log_path)
         self.procs.append(_start_server(self.config, self.endpoint, log_path, self.store))
-        _wait_ready(self.proc, self.endpoint, log_path, self.start_timeout)
+        wait_ready(self.proc, self.endpoint, log_path, self.start_timeout)
         if self.sampler is not None:
             self.sampler.pid = self.proc.pid   # each process sampled in turn
         self.up.set()
@@ -161,10 +160,10 @@ class Servers:
                 old.wait()
                 raise RuntimeError(f"restart {self.begun}: the server did not exit within "
                                    f"{self.drain_timeout + TERM_EXIT_S:g} s of SIGTERM:\n"
-                                   f"{_log_tail(self.logs[-1])}") from None
+                                   f"{log_tail(self.logs[-1])}") from None
             if code != 0:
                 raise RuntimeError(f"restart {self.begun}: the server exited with code {code} "
-                                   f"after SIGTERM:\n{_log_tail(self.logs[-1])}")
+                                   f"after SIGTERM:\n{log_tail(self.logs[-1])}")
         else:
             old.kill()
             old.wait()
@@ -180,7 +179,7 @@ class Servers:
     def stop_all(self) -> None:
         for p in self.procs:
             if p.poll() is None:
-                _stop_server(p)
+                stop_server(p)
 
 
 class Restarter(threading.Thread):
@@ -533,7 +532,7 @@ def log_records(paths: list[Path]) -> Iterator[tuple[Path, str, dict[str, Any]]]
                 yield path, line, rec
 
 
-def _log_counts(paths: list[Path]) -> dict[str, Any]:
+def log_counts(paths: list[Path]) -> dict[str, Any]:
     """Sessions opened, closed (by reason) and restored, and the errors logged, in the logs of
     every server process."""
     opened, restored, interrupted, closes = 0, 0, 0, Counter[str]()
@@ -560,7 +559,7 @@ def _log_counts(paths: list[Path]) -> dict[str, Any]:
             "server_errors_logged": n_errors, "server_errors": errors}
 
 
-def _summary(xs: list[float]) -> dict[str, float] | None:
+def summary(xs: list[float]) -> dict[str, float] | None:
     return {"median": round(statistics.median(xs), 3), "max": round(max(xs), 3)} if xs else None
 
 
@@ -582,7 +581,7 @@ def bench_zmq_soak(seconds: float = 180.0, players: int = 4, churn: int = 3,
         tmpdir = Path(tmp.name)
         cfg_path = tmpdir / "empty.toml"   # every limit at its default
         cfg_path.write_text("", encoding="utf-8")
-        endpoint = f"tcp://127.0.0.1:{_free_port()}"
+        endpoint = f"tcp://127.0.0.1:{free_port()}"
         servers = Servers(cfg_path, endpoint, tmpdir / "sessions.sqlite3", tmpdir,
                           start_timeout, drain_timeout)
         servers.start()
@@ -617,8 +616,8 @@ def bench_zmq_soak(seconds: float = 180.0, players: int = 4, churn: int = 3,
         alive = proc.poll() is None
         if not alive:
             raise RuntimeError(f"the server died (code {proc.returncode}):\n"
-                               f"{_log_tail(servers.logs[-1])}")
-        counts = _log_counts(servers.logs)
+                               f"{log_tail(servers.logs[-1])}")
+        counts = log_counts(servers.logs)
     finally:
         if servers is not None:
             servers.stop_all()
@@ -668,8 +667,8 @@ def bench_zmq_soak(seconds: float = 180.0, players: int = 4, churn: int = 3,
             k for dt, k, _ in after if dt >= player_timeout).items())),
         "slowest_after_restart": [[round(dt, 3), k, c] for dt, k, c in
                                   sorted(after, reverse=True)[:6]],
-        "downtime_s": _summary([d for _, d in downtimes]),
-        "downtime_by_kind_s": {k: _summary([d for kk, d in downtimes if kk == k])
+        "downtime_s": summary([d for _, d in downtimes]),
+        "downtime_by_kind_s": {k: summary([d for kk, d in downtimes if kk == k])
                                for k in sorted(servers.kinds)},
         # [seconds into the run, kind, downtime] of each restart
         "restart_log": [[round(at - t0, 1), k, round(d, 3)]

@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import REPO_ROOT, emit
-from .zmq_load import _free_port, _log_tail, _stop_server, _wait_ready
+from .common import REPO_ROOT, emit, free_port
+from .zmq_load import log_tail, stop_server, wait_ready
 
 COMMANDS = ("play", "genmove")
 STORES = ("sqlite", "postgresql")
@@ -211,12 +211,12 @@ def bench_zmq_store_cost(requests: int = 2000, agent: str = AGENT, saves: int = 
                 saves_at["postgresql"] = pg.create_db("saves")
             else:
                 where["postgresql"] = saves_at["postgresql"] = postgres
-        endpoints = {m: f"tcp://127.0.0.1:{_free_port()}" for m in modes}
+        endpoints = {m: f"tcp://127.0.0.1:{free_port()}" for m in modes}
         logs = {m: tmpdir / f"server-{m}.log" for m in modes}
         for m in modes:   # all start at once, then each is waited for
             procs[m] = _start(endpoints[m], config, agent, logs[m], where[m])
         for m in modes:
-            _wait_ready(procs[m], endpoints[m], logs[m], start_timeout)
+            wait_ready(procs[m], endpoints[m], logs[m], start_timeout)
             sides[m] = Side(m, endpoints[m], seed, timeout=60.0)
         for _ in range(WARMUP_REQUESTS):
             for m in modes:
@@ -236,7 +236,7 @@ def bench_zmq_store_cost(requests: int = 2000, agent: str = AGENT, saves: int = 
         for m in modes:
             if procs[m].poll() is not None:
                 raise RuntimeError(f"the {m} server died (code {procs[m].returncode}):\n"
-                                   f"{_log_tail(logs[m])}")
+                                   f"{log_tail(logs[m])}")
         if doc is None:   # a run too short to reach the ply: the document as it is now
             doc = _read_session(str(where[sampled]), sides[sampled].eng.identity.hex())
         if doc is None:
@@ -246,7 +246,7 @@ def bench_zmq_store_cost(requests: int = 2000, agent: str = AGENT, saves: int = 
         for s in sides.values():
             s.eng.close()
         for p in procs.values():
-            _stop_server(p)
+            stop_server(p)
         if pg is not None:
             pg.stop()
         tmp.cleanup()

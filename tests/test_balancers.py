@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.common import free_port
 from clients.remote import RemoteEngine
 
 from .loadsafe import WAIT, wait_until
@@ -34,12 +35,6 @@ pytestmark = pytest.mark.slow   # balancer and server processes, and a browser
 REPO = Path(__file__).resolve().parent.parent
 DEPLOY = REPO / "docs" / "deploy"
 LEASE = 2.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _listening(port: int) -> bool:
@@ -88,7 +83,7 @@ def test_haproxy_in_front_of_zmq_servers_keeps_a_game_through_a_kill_9(tmp_path,
     store = postgres.create_db()
     config = tmp_path / "config.toml"
     config.write_text(f"[store]\nlease = {LEASE}\n")
-    ports = {p: _free_port() for p in (5550, 5551, 5552, 5553)}
+    ports = {p: free_port() for p in (5550, 5551, 5552, 5553)}
     engines: dict[str, ServedEngine] = {}
     for n in (1, 2):    # the third server of the recipe is not started: found down by checks
         e = ServedEngine(["--no-warmup", "--agent", "ab:depth=3", "--zmq",
@@ -128,7 +123,7 @@ def test_nginx_in_front_of_web_servers_keeps_the_pages_game_through_a_kill_9(
     if nginx is None:
         pytest.skip("no nginx: apt-get install nginx-light (.ci/run does)")
     store = postgres.create_db()
-    ports = {p: _free_port() for p in (8000, 8001, 8002, 8003)}
+    ports = {p: free_port() for p in (8000, 8001, 8002, 8003)}
     servers: dict[str, Server] = {}
     for n in (1, 2):
         servers[f"web{n}"] = Server(tmp_path / f"web{n}", store, ports[8000 + n],
@@ -183,7 +178,7 @@ def test_haproxy_in_front_of_web_servers_moves_a_page_off_a_frozen_server_and_ba
 
     haproxy = _haproxy()
     store = postgres.create_db()
-    ports = {p: _free_port() for p in (8000, 8001, 8002, 8003)}
+    ports = {p: free_port() for p in (8000, 8001, 8002, 8003)}
     servers = {f"web{n}": Server(tmp_path / f"web{n}", store, ports[8000 + n], "--server-name",
                                  f"web{n}", "--agent", ENGINE, lease=LEASE) for n in (1, 2)}
     proxy = _start_haproxy(haproxy, "haproxy-web.cfg", ports, tmp_path)
