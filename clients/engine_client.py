@@ -159,10 +159,13 @@ class Channel:
     """Moves protocol lines to and from one engine session.
 
     ``resend_is_safe``: a resent request is answered from memory rather than executed again (the
-    ZeroMQ server does this by sequence number), so any command may be retried over it."""
+    ZeroMQ server does this by sequence number), so any command may be retried over it.
+    ``several``: it leads to several servers sharing a store, and :meth:`reset` moves it to
+    the next one (a lost connection then moves a request on rather than failing it)."""
 
     name: str = "engine"
     resend_is_safe: bool = False
+    several: bool = False
 
     def send(self, line: str) -> None:
         """Send one protocol line (no newline).  :class:`EngineClosed` if it cannot go."""
@@ -338,6 +341,7 @@ class ZmqChannel(Channel):
                  identity: bytes | None = None, context: zmq.Context[Any] | None = None):
         """``keys = (client_secret_key_file, server_public_key_file)`` enables CURVE."""
         self.endpoints = split_endpoints(endpoint)
+        self.several = len(self.endpoints) > 1
         self.keys = keys
         self.identity = identity or b"c-" + os.urandom(8).hex().encode()
         if not 1 <= len(self.identity) <= 255 or self.identity.startswith(b"\0"):
@@ -375,10 +379,6 @@ class ZmqChannel(Channel):
     def dropped(self) -> bool:
         """The connection dropped and has not come back."""
         return self._dropped
-
-    @property
-    def several(self) -> bool:
-        return len(self.endpoints) > 1
 
     def _close_socket(self) -> None:
         if self.monitor is not None:
@@ -722,7 +722,7 @@ class EngineClient:
         pause = RESTART_POLL
         # Several servers sharing a store: a lost connection moves the request to the next
         # one as a refusal would, not counted as a retry (the server may have died).
-        moves = getattr(self.channel, "several", False)
+        moves = self.channel.several
         while n < attempts:
             try:
                 # After a refusal for a restart the request is resent (attempt 1 or later).

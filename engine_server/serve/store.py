@@ -171,8 +171,8 @@ class SessionStore:
                 except self.backend.errors as e:
                     if attempt == 0 and self.backend.lost_connection():
                         continue   # a connection that broke since the last call: once more
-                    raise StoreError(f"session store {self.where}: {what} failed "
-                                     f"({first_line(e)}); {self.backend.todo}") from None
+                    raise self.backend.fail(f"{what} failed ({first_line(e)})",
+                                            self.backend.todo) from None
 
     def _lease_now(self, cur: Cursor) -> float:
         return self._lease_clock() if self._lease_clock is not None else self.backend.now(cur)

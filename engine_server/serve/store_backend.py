@@ -42,6 +42,10 @@ class Backend(ABC):
     #: Appended to a SELECT of a lease that a write depends on (PostgreSQL: ``FOR UPDATE``).
     for_update: str = ""
 
+    def fail(self, what: str, todo: str) -> StoreError:
+        """The error naming this store, what went wrong and what to do."""
+        return StoreError(f"session store {self.where}: {what}; {todo}")
+
     @abstractmethod
     def transaction(self) -> AbstractContextManager[Cursor]:
         """One transaction; raises the back end's own errors (:attr:`errors`)."""

@@ -98,8 +98,6 @@ class PostgresBackend(Backend):
         self.conn = self._connect()
         self._check_schema()
 
-    def _fail(self, what: str, todo: str) -> StoreError:
-        return StoreError(f"session store {self.where}: {what}; {todo}")
 
     def _open_connection(self) -> Any:
         return self.psycopg.connect(
@@ -124,9 +122,9 @@ class PostgresBackend(Backend):
             else:
                 todo = ("start the database server, or check the address's host and port "
                         "(--store postgresql://USER@HOST:PORT/DATABASE)")
-            raise self._fail(f"cannot connect ({text})", todo) from None
+            raise self.fail(f"cannot connect ({text})", todo) from None
         except psycopg.Error as e:
-            raise self._fail(f"cannot connect ({first_line(e)})",
+            raise self.fail(f"cannot connect ({first_line(e)})",
                              "check the address given with --store") from None
 
     def _check_schema(self) -> None:
@@ -141,12 +139,12 @@ class PostgresBackend(Backend):
                     cur.execute("SELECT app, version FROM othello_store")
                     row = cur.fetchone()
                     if row is None or row[0] != APPLICATION:
-                        raise self._fail(
+                        raise self.fail(
                             "has a table othello_store that is not ours", "give the engine a "
                             "database of its own (createdb othello)")
                     version = int(row[1])
                     if version > SCHEMA_VERSION:
-                        raise self._fail(
+                        raise self.fail(
                             f"was written by a newer othello-engine (store version {version}, "
                             f"this one reads up to {SCHEMA_VERSION})", "run the newer version "
                             "on every server, or give this one another database")
@@ -156,7 +154,7 @@ class PostgresBackend(Backend):
                             (list(OUR_TABLES),))
                 theirs = sorted(r[0] for r in cur.fetchall())
                 if theirs:
-                    raise self._fail(
+                    raise self.fail(
                         f"holds tables of another program ({', '.join(theirs)}) and is not "
                         "marked as an othello-engine store", "give the engine a database of "
                         "its own (createdb othello); nothing was written to this one")
@@ -166,7 +164,7 @@ class PostgresBackend(Backend):
                             (APPLICATION, SCHEMA_VERSION))
         except psycopg.Error as e:
             self.close()
-            raise self._fail(f"cannot be used ({first_line(e)})",
+            raise self.fail(f"cannot be used ({first_line(e)})",
                              "check that the user may create tables in this database (or "
                              "create them as its owner by starting a server once)") from None
         except StoreError:

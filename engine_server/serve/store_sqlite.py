@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from .store_backend import SCHEMA_VERSION, Backend, Cursor, StoreError
+from .store_backend import SCHEMA_VERSION, Backend, Cursor
 
 APPLICATION_ID = 0x4F544C53            # "OTLS": an othello-engine session store
 BUSY_TIMEOUT_S = 5.0                   # another process's write: wait this long for the lock
@@ -61,37 +61,35 @@ class SqliteBackend(Backend):
         self.where = str(path)
         self.db = self._open()
 
-    def _fail(self, what: str, todo: str) -> StoreError:
-        return StoreError(f"session store {self.path}: {what}; {todo}")
 
     def _open(self) -> sqlite3.Connection:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise self._fail(f"cannot create its folder ({e.strerror})", _TODO) from None
+            raise self.fail(f"cannot create its folder ({e.strerror})", _TODO) from None
         fresh = not self.path.exists() or self.path.stat().st_size == 0
         try:
             db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                                  check_same_thread=False)
         except sqlite3.Error as e:
-            raise self._fail(f"cannot be opened ({e})", _TODO) from None
+            raise self.fail(f"cannot be opened ({e})", _TODO) from None
         try:
             app_id = db.execute("PRAGMA application_id").fetchone()[0]
             version = db.execute("PRAGMA user_version").fetchone()[0]
             tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         except sqlite3.DatabaseError as e:
             db.close()
-            raise self._fail(f"is not a readable SQLite file ({e})",
+            raise self.fail(f"is not a readable SQLite file ({e})",
                              "move it aside (it is kept as it is) and restart, or give another "
                              "file with --store PATH") from None
         if app_id != APPLICATION_ID and (app_id != 0 or tables > 0):
             db.close()
-            raise self._fail("is an SQLite file of another program (application_id "
+            raise self.fail("is an SQLite file of another program (application_id "
                              f"{app_id:#x})", "give this server a file of its own with "
                              "--store PATH") from None
         if version > SCHEMA_VERSION:
             db.close()
-            raise self._fail(f"was written by a newer othello-engine (store version {version}, "
+            raise self.fail(f"was written by a newer othello-engine (store version {version}, "
                              f"this one reads up to {SCHEMA_VERSION})",
                              "run the newer version, or give this one another file with "
                              "--store PATH") from None
@@ -111,7 +109,7 @@ class SqliteBackend(Backend):
             db.execute("SELECT count(*) FROM sessions").fetchone()
         except sqlite3.Error as e:
             db.close()
-            raise self._fail(f"cannot be used ({e})",
+            raise self.fail(f"cannot be used ({e})",
                              "check the disk and the file's permissions, or give another file "
                              "with --store PATH") from None
         return db

@@ -15,13 +15,9 @@ from engine_server.agents import AgentSpecError
 from engine_server.log import get_logger
 
 from .store import SessionStore, StoreError
-from .zmq_sessions import KIND, ClientSession, SessionLimits, SessionTable
+from .zmq_sessions import KIND, STORE_DOWN, ClientSession, SessionLimits, SessionTable
 
 log = get_logger("zmq")
-
-STORE_DOWN = ("session store unavailable: this request was not run; send it again in a few "
-              "seconds")
-
 
 class StoreSide:
     """Mixed into :class:`~engine_server.serve.zmq_server.ZmqServer`: what it holds of the
@@ -150,4 +146,4 @@ class StoreSide:
         self.table.store_call(lambda store: store.sweep(KIND, cutoff, why))
 
 
-__all__ = ["STORE_DOWN", "StoreSide"]
+__all__ = ["StoreSide"]

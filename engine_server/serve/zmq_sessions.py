@@ -44,8 +44,8 @@ RECENT_REPLIES = 8
 KIND = "zmq"
 TAKEN_OVER = ("session taken over by another server sharing the store (this one had not "
               "renewed its lease in time): this request was not run; send it again")
-STORE_LOST = ("session store unavailable: this request was not run (its result could not be "
-              "kept); send it again in a few seconds")
+STORE_DOWN = ("session store unavailable: this request was not run; send it again in a few "
+              "seconds")
 
 # What a session's output is handed to: (routing id, seq or None for a bare request, line).
 Deliver = Callable[[bytes, int | None, str], None]
@@ -247,7 +247,7 @@ class SessionTable:
             with cs.session.output.lock:
                 cs.frozen = True
             if cs.deliver is not None:
-                why = TAKEN_OVER if saved == [False] else STORE_LOST
+                why = TAKEN_OVER if saved == [False] else STORE_DOWN
                 for line in refusal_lines(cs.controller.protocol, why):
                     cs.deliver(cs.identity, None if cs.current_bare else seq, line)
             self.taken_over.append(cs.identity)
