@@ -103,6 +103,20 @@ class EngineRestarting(EngineClosed):
 RESTARTING_REPLIES = ("server stopping", "interrupted: the server is stopping",
                       "session served by another server", "session taken over",
                       "session store unavailable")
+
+
+def resend_refusal(line: str) -> str | None:
+    """The refusal text when ``line`` is a server's answer that it did not run the request and
+    that it is to be sent again (GTP ``?[id] TEXT``, NBoard ``status TEXT``), else None."""
+    if line.startswith("status "):
+        text = line[7:]
+    elif line.startswith("?"):
+        text = gtp.split_id(line[1:])[1].strip()
+    else:
+        return None
+    return text if text.startswith(RESTARTING_REPLIES) else None
+
+
 RESTART_WAIT = 60.0     # seconds a request not run (see EngineRestarting) is resent for
 RESTART_POLL = 0.25     # the first pause before such a resend; doubled each time
 RESTART_POLL_MAX = 2.0  # up to this
@@ -697,9 +711,9 @@ class EngineClient:
             lines: list[str] = []
             while True:
                 got = self.channel.read_line(deadline)
-                if self.channel.resend_is_safe and got.startswith("status ") and \
-                        got[7:].startswith(RESTARTING_REPLIES):
-                    raise EngineRestarting(got[7:])   # NBoard's form of the same refusal
+                refused = resend_refusal(got) if got.startswith("status ") else None
+                if self.channel.resend_is_safe and refused is not None:
+                    raise EngineRestarting(refused)   # NBoard's form of the same refusal
                 lines.append(got)
                 if done(lines):
                     return lines
@@ -774,5 +788,5 @@ __all__ = [
     "Channel", "EngineClient", "EngineClosed", "EngineCommandError", "EngineError",
     "EngineRestarting", "EngineSessionExpired", "EngineTimeout", "GtpResponse",
     "IDEMPOTENT_COMMANDS", "InProcessChannel", "PipeChannel", "ZmqChannel", "engine_command",
-    "engine_env", "is_idempotent", "parse_response", "read_response",
+    "engine_env", "is_idempotent", "parse_response", "read_response", "resend_refusal",
 ]

@@ -16,10 +16,10 @@ from clients.engine_client import (
     RESTART_POLL,
     RESTART_POLL_MAX,
     RESTART_WAIT,
-    RESTARTING_REPLIES,
     EngineClient,
     EngineError,
     ZmqChannel,
+    resend_refusal,
 )
 from engine_server.log import get_logger
 
@@ -248,11 +248,10 @@ class _Conversation:
         if req is None:
             print(line, flush=True)   # a request no longer tracked
             return
-        nboard_status = line.startswith("status ")
-        body = line[7:] if nboard_status else line.lstrip("?0123456789 ")
-        if (line.startswith("?") or nboard_status) and body.startswith(RESTARTING_REPLIES):
+        refused = resend_refusal(line)
+        if refused is not None:
             req.refused = True
-            self._lose(body)   # not run: sent again, there or at the next server
+            self._lose(refused)   # not run: sent again, there or at the next server
             return
         if line == "" and req.refused:
             return   # the end of a refusal
