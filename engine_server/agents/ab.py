@@ -20,6 +20,7 @@ import numpy as np
 from engine_server.eval import mpc as M
 from engine_server.eval.weights import WeightsError, default_weights, load, load_or_default
 from engine_server.game import PASS, Position
+from engine_server.game.symmetry import canonical, orbits, square_image, square_preimage
 from engine_server.log import get_logger
 from engine_server.search.alphabeta import (
     SCALE,
@@ -66,8 +67,9 @@ class AlphaBetaAgent(Agent):
     def preferred_moves(self, position: Position) -> list[int]:
         # the transposition table's move for the root: the last iteration's best (with helper
         # threads, possibly that of a deeper iteration one of them finished at the root)
-        m = self._engine(int(position.rules)).table_move(position)
-        return [] if m is None else [m]
+        k, canon = canonical(position)
+        m = self._engine(int(position.rules)).table_move(canon)
+        return [] if m is None else [square_preimage(m, k)]
 
     def _engine(self, rules: int) -> AlphaBeta:
         e = self._engines.get(rules)
@@ -150,23 +152,31 @@ class AlphaBetaAgent(Agent):
         # clock or a node budget spends what is left on higher levels at the end of the game
         capped = limits.depth is not None or bool(self.depth)
         levels = [] if capped else self.endgame_levels(rules, self._raw[rules])
+        # Every position is searched in its canonical orientation (game/symmetry.py), so that a
+        # position and its mirror images get the same values and share the table's entries.
+        k, canon = canonical(position)
+        analysis = limits.analysis
         callback = None
         if progress is not None:
-            callback = lambda r: progress(self._convert(position, r, t0, final=False))  # noqa
-        r = engine.search(position, deadline, limits.stop, max_depth, nodes, limits.analysis,
+            callback = lambda r: progress(self._convert(  # noqa: E731
+                position, r, t0, k, analysis, final=False))
+        r = engine.search(canon, deadline, limits.stop, max_depth, nodes, limits.analysis,
                           callback, selectivity=self.selectivity if margins is not None
                           else SEL_EXACT, mpc=margins,
                           threads=self.threads if threads is None else max(1, threads),
                           raise_to=levels)
-        return self._convert(position, r, t0)
+        return self._convert(position, r, t0, k, analysis)
 
-    def _convert(self, position: Position, r: ABResult, t0: float,
+    def _convert(self, position: Position, r: ABResult, t0: float, k: int, analysis: bool,
                  final: bool = True) -> SearchResult:
+        """The engine's result of the image of ``position`` under symmetry ``k``, on the
+        board of ``position``.  An analysis gives moves that are images of each other in a
+        symmetric position one value: the first of them in the canonical orientation's."""
         legal = position.legal_moves()
         solved = r.stopped_by == "solved"
         stats = []
         for mv in legal:
-            info = r.moves.get(mv)
+            info = r.moves.get(square_image(mv, k))
             if info is None:
                 stats.append(MoveStat(mv, 0, 0.0))
                 continue
@@ -176,10 +186,19 @@ class AlphaBetaAgent(Agent):
             if solved and kind == 0:
                 st.bound(int(round(discs)), int(round(discs)))
             stats.append(st)
-        best = r.move if r.move is not None else legal[0]
+        if analysis:
+            by_move = {st.move: st for st in stats}
+            for group in orbits(position, legal):
+                if len(group) > 1:
+                    rep = by_move[min(group, key=lambda m: square_image(m, k))]
+                    for m in group:
+                        by_move[m] = replace(rep, move=m)
+            stats = [by_move[mv] for mv in legal]
+        best = square_preimage(r.move, k) if r.move is not None else legal[0]
         stats.sort(key=lambda m: (m.move != best, -(m.margin if m.margin is not None
                                                    else -1e9)))
-        res = SearchResult(best, stats, r.pv or [best],
+        pv = [square_preimage(m, k) for m in r.pv]
+        res = SearchResult(best, stats, pv or [best],
                            float(np.clip(r.score / 64.0, -1.0, 1.0)), iterations=r.depth,
                            elapsed=time.monotonic() - t0, stopped_by=r.stopped_by,
                            agent=self.spec, final=final, search_nodes=r.nodes,

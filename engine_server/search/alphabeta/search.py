@@ -256,9 +256,13 @@ class AlphaBeta:
                     values[depth] = v
                     done_sel = sel
                 dt = time.monotonic() - ti
-                for k, mv in enumerate(order):
-                    if kinds[k] != -2:
-                        moves_info[mv] = (scores[k] / SCALE, int(kinds[k]), depth)
+                # An analysis compares the moves with each other: an unfinished iteration would
+                # leave some at this depth and the rest one shallower, and values of odd and
+                # even depths differ by a disc or more, so it keeps the last finished one.
+                if done or not analysis or not moves_info:
+                    for k, mv in enumerate(order):
+                        if kinds[k] != -2:
+                            moves_info[mv] = (scores[k] / SCALE, int(kinds[k]), depth)
                 rb = int(ctl[ROOT_BEST])
                 if done:
                     best = Iteration(depth, v, rb, int(ctl[NODES]), dt, True, sel)
