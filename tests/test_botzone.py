@@ -442,6 +442,19 @@ def test_pack_refuses_agents_it_cannot_export(tmp_path, capsys):
     assert not (tmp_path / "b.zip").exists()
 
 
+def test_pack_takes_a_preset_its_help_lists(tmp_path, capsys):
+    import zipfile
+
+    assert bz.main(["pack", "--agent", "Medium", "-o", str(tmp_path / "m.zip")]) == 0
+    with zipfile.ZipFile(tmp_path / "m.zip") as z:
+        assert "'depth': 6," in z.read("__main__.py").decode()  # medium: ab:depth=6
+    assert bz.main(["pack", "--agent", "nosuch", "-o", str(tmp_path / "n.zip")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("othello-botzone pack: --agent: unknown agent 'nosuch'") \
+        and "easy" in err
+    assert not (tmp_path / "n.zip").exists()
+
+
 @pytest.mark.slow  # builds the Botzone zip
 def test_pack_reports_bad_input_on_stderr_and_keeps_running(packed):
     # the packed bot reads input with the same code as othello-botzone: the same messages

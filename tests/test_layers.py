@@ -25,7 +25,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("engine_server.eval",),
     ("engine_server.search",),
     # the papers' agents sit with the engine's; their reproductions and training at the top
-    ("engine_server.agents", "papers.agents"),
+    # the preset table sits apart, importing nothing, so that help texts list it cheaply
+    ("engine_server.agents", "papers.agents", "engine_server.presets"),
     ("engine_server.session",),
     ("engine_server.commands",),
     ("engine_server.serve", "engine_server.cli", "engine_server.config",

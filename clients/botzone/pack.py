@@ -16,13 +16,18 @@ import sys
 from pathlib import Path
 
 from clients.cs303.export import ExportError, parse_agent, write_botzone_zip
+from engine_server.agents import AgentSpecError
+from engine_server.config import ConfigError, resolve_agent
+from engine_server.presets import ALPHA_BETA, presets_of
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="othello-botzone pack",
                                 description="write a Botzone zip (numpy only, no engine)")
     p.add_argument("--agent", default="best",
-                   help="agent spec of the alpha-beta family: ab or best (default best)")
+                   help=f"agent spec of the alpha-beta family: {' or '.join(ALPHA_BETA)} "
+                        f"(default best), or a preset of that family "
+                        f"({', '.join(presets_of(ALPHA_BETA))})")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="ZIP")
     p.add_argument("--rules", default="standard", choices=["standard", "reversed"],
                    help="default standard, as Botzone's Reversi plays")
@@ -42,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
-        settings = parse_agent(args.agent, args.rules)
+        spec = resolve_agent(args.agent)  # a preset name (any letter case) or a spec
+    except (AgentSpecError, ConfigError) as e:
+        print(f"othello-botzone pack: --agent: {e}", file=sys.stderr)
+        return 2
+    try:
+        settings = parse_agent(spec, args.rules)
         settings.share = args.share
         settings.time_limit = args.time_limit
         settings.keep_running = not args.no_keep_running

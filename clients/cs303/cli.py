@@ -11,11 +11,13 @@ exported.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
 from engine_server import __version__
 from engine_server.log import configure_logging
+from engine_server.presets import ALPHA_BETA, presets_of
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,9 +48,10 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("export", help="write a self-contained player file to upload (numpy "
                                       "only, Python 3.7)")
     e.add_argument("--agent", default="best",
-                   help="agent spec of the alpha-beta family: ab or best, with depth=, "
-                        "root_solve= (exact from N empties), weights= (default: best), or a "
-                        "preset of that family (medium, strong)")
+                   help=f"agent spec of the alpha-beta family: {' or '.join(ALPHA_BETA)}, "
+                        f"with depth=, root_solve= (exact from N empties), weights= (default: "
+                        f"best), or a preset of that family "
+                        f"({', '.join(presets_of(ALPHA_BETA))})")
     e.add_argument("-o", "--output", type=Path, required=True, metavar="FILE",
                    help="the .py file to write (the course wants it named after your id)")
     e.add_argument("--rules", default="reversed", choices=["reversed", "standard"],
@@ -128,8 +131,18 @@ def _export(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     print(f"wrote {args.output} ({size / 1e6:.2f} MB, {args.rules} rules, depth cap "
           f"{settings.depth}, exact from {_solve_text(settings)}); check it with: "
-          f"othello-cs303 check {args.output} --game")
+          f"{check_command(args.output)}")
     return 0
+
+
+def check_command(player: Path, program: str | None = None) -> str:
+    """The check the README gives after an export, for ``player``: the platform's checks at
+    1 s a move, failures only.  ``program`` (default: how this command was started) keeps a
+    path such as ``.venv/bin/othello-cs303`` so the line runs as printed."""
+    program = sys.argv[0] if program is None else program
+    if Path(program).name != "othello-cs303":  # python -m, or called from another program
+        program = "othello-cs303"
+    return f"{program} check {shlex.quote(str(player))} --time-out 1 --quiet"
 
 
 if __name__ == "__main__":

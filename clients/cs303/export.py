@@ -46,11 +46,12 @@ from engine_server.agents import AgentSpecError, parse_spec
 from engine_server.eval.features import WEIGHT_SCALE
 from engine_server.eval.weights import default_weights, load
 from engine_server.game import Rules
+from engine_server.presets import ALPHA_BETA
 
 TEMPLATES = Path(__file__).resolve().parent / "standalone"
 BEGIN = "# >>> standalone"
 END = "# <<< standalone"
-EXPORTABLE = ("ab", "best")
+EXPORTABLE = ALPHA_BETA
 # parameters an export honours; the rest must keep their defaults
 HONOURED = {"depth", "root_solve", "weights"}
 IGNORED = {"seed", "threads", "table", "book", "book_file", "book_depth", "book_random"}

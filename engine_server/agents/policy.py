@@ -16,27 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from engine_server.eval.net import default_net_path, net_memory_mib
+from engine_server.presets import BUILTIN_PRESETS
 
 from .base import AgentInfo, AgentSpecError
 from .registry import AGENTS, parse_spec
-
-# The seed agents at the settings of their papers, and strength levels of our own.
-BUILTIN_PRESETS: dict[str, str] = {
-    "beginner": "dk:nSims=5,max_iter=40",
-    "easy": "ab:depth=2,threads=1",
-    "medium": "ab:depth=6,threads=1",
-    "hard": "ab:depth=10,threads=1",
-    "strong": "best",
-    "seed000-shallow": "shallow:n=100",
-    "seed000-minmax": "minmax:n=10,k=3",
-    "seed000-ucb1": "ucb1:n=50,N=1200,c=1.0",
-    "seed001-uct": "uct:c=1.414,form=seed001,iterations=500",
-    # plain UCT (one child expanded and simulated per iteration), as the OCBA paper describes it
-    "seed002-uct": "uct:reward=ratio,form=plain,c=1.0,expand=one",
-    "seed002-ocba": "ocba:n0=5,simulations=100",
-    "seed003-puct": "puct",
-    "seed004-dk": "dk:avoid=x",   # the post's pseudo-random playouts (docs/papers/dk.md)
-}
 
 ROOT_SOLVER_MIB = 32.0   # RootSolver's default table: 2**20 entries of 32 bytes
 LEAF_SOLVER_MIB = 8.0    # a tree's leaf-solver table (2**18 entries of 32 bytes), when it solves
