@@ -95,7 +95,7 @@ def bench_startup(runs: int, typing: str, agent: str | None, seed: int = 1,
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("startup", help="a new install's wait for its first move (empty kernel "
-                                       "cache) and every later start's")
+                                       "cache), and the wait of every later start")
     p.add_argument("--runs", type=int, default=3, help="starts of each kind; medians reported")
     p.add_argument("--typing", default="ours", choices=["ours", "numba", "both"],
                    help="how recursive kernels are typed: the engine's, numba's own, or both "

@@ -26,8 +26,8 @@ def _parser(web: bool = False) -> argparse.ArgumentParser:
                         "; the same as othello-engine --web HOST:PORT. Each tab is a session "
                         "with the configuration's [remote] limits.")
         p.add_argument("web", nargs="?", default="", metavar="HOST:PORT",
-                       help="address to serve (default: the [web] table's, 127.0.0.1:8000; "
-                            "port 0: any free port)")
+                       help="address to serve (default: the [web] table's address, "
+                            "127.0.0.1:8000; port 0: any free port)")
     else:
         p = argparse.ArgumentParser(
             prog="othello-engine",
@@ -54,7 +54,7 @@ def _parser(web: bool = False) -> argparse.ArgumentParser:
                         "Without it, and without a clock from the GUI, each agent has its own "
                         "budget: best searches 8 plies deep (mostly 0.005-0.1 s a move) and "
                         "solves endgames exactly (up to about 2 s); --list-agents gives every "
-                        "agent's")
+                        "agent's budget")
     p.add_argument("--ponder", action="store_true", default=None,
                    help="think on the opponent's time until the next command")
     p.add_argument("--seed", type=int, default=None, help="seed of the agent's random stream")
@@ -97,7 +97,8 @@ def _parser(web: bool = False) -> argparse.ArgumentParser:
                        help="create a CURVE key pair DIR/NAME.key and DIR/NAME.key_secret, exit")
         p.add_argument("--web", nargs="?", const="", metavar="HOST:PORT",
                        help="serve the web page instead of stdin (docs/web.md); without a "
-                            "value, or with a part left out, the [web] table's (127.0.0.1:8000)")
+                            "value, or with a part left out, the [web] table's address "
+                            "(127.0.0.1:8000)")
     st = p.add_argument_group("session store (ZeroMQ and web sessions outlive the server)")
     st.add_argument("--store", metavar="PATH|DSN", default=None,
                     help="SQLite file the sessions are kept in (default: [store] path, else "
