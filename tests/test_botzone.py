@@ -7,6 +7,7 @@ import io
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -178,11 +179,71 @@ def test_one_shot_turn_stays_inside_time_limit():
     # a clock below.
     search_began = sent["turn_s"] - searched["elapsed"]  # seconds after the process start
     assert 1.0 < sent["turn_s"] < max(1.2, search_began) + SLACK, (sent, searched)
-    assert "of 1.20s" in json.loads(r.stdout)["debug"]
+    assert "of 1.20 s;" in json.loads(r.stdout)["debug"]
     assert wall < WAIT, wall
     assert bz.move_budget(1.0) == pytest.approx(0.8) and bz.move_budget(6) == pytest.approx(4.8)
     assert bz.time_limit_seconds("6") == 6 and bz.time_limit_seconds(1000) == 1.0
     assert bz.time_limit_seconds("") is None
+
+
+def _result(move: str, **fields):
+    from engine_server.game import parse_move
+    from engine_server.search.limits import MoveStat, SearchResult
+
+    mv = parse_move(move)
+    stat = MoveStat(mv, 10, fields.pop("value", 0.0), margin=fields.pop("margin", None),
+                    book_games=fields.pop("book_games", None))
+    if "bounds" in fields:
+        stat.bound(*fields["bounds"])
+    r = SearchResult(mv, [stat], [mv], stat.value, agent=fields.pop("agent", "best"))
+    for key, value in fields.items():
+        setattr(r, key, value)
+    return r
+
+
+def test_the_debug_text_says_in_words_what_was_searched_and_what_it_expects():
+    # depth-first: plies, selectivity, nodes, time of the budget, the expected margin
+    r = _result("d3", iterations=8, search_nodes=52_311, selectivity=74, elapsed=0.413,
+                margin=2.46, reused_fraction=0.5)
+    assert bz.describe(r, 0.8) == (
+        "d3 (x=3, y=2): searched 8 plies deep (74% selective), 52,311 nodes in 0.41 s of "
+        "0.80 s, 50% of the root's moves already in the table from the last turn; expects "
+        "to win by 2.5 discs; agent best")
+    r = _result("c4", iterations=3, search_nodes=900, elapsed=0.01, margin=-1.0)
+    assert bz.describe(r, 1.0) == ("c4 (x=2, y=3): searched 3 plies deep, 900 nodes in "
+                                   "0.01 s of 1.00 s; expects to lose by 1 disc; agent best")
+    r = _result("c4", iterations=1, search_nodes=9, margin=0.04)
+    assert "searched 1 ply deep, 9 nodes" in bz.describe(r, 1.0)
+    assert "; expects a draw;" in bz.describe(r, 1.0)
+    # solved: exactly, or win/draw/loss only
+    r = _result("g8", iterations=5, search_nodes=25_721, bounds=(18, 18), lower=18, upper=18)
+    assert "g8 (x=6, y=7): solved exactly, 25,721 nodes" in bz.describe(r, 0.5)
+    assert bz.describe(r, 0.5).endswith("; wins by 18 discs with perfect play; agent best")
+    r = _result("g8", search_nodes=5, bounds=(2, 64), lower=2, upper=64)
+    assert "solved to win, draw or loss" in bz.describe(r, 0.5) and "; a proven win;" in \
+        bz.describe(r, 0.5)
+    # a tree agent without margins: its win rate
+    r = _result("f5", playouts=161_461, iterations=161_461, elapsed=0.5, value=0.24, agent="uct")
+    assert bz.describe(r, 0.5) == ("f5 (x=5, y=4): 161,461 playouts in 0.50 s of 0.50 s; "
+                                   "expects to win 62% of games from here; agent uct")
+    # the book
+    r = _result("d6", stopped_by="book", book_games=82_871, margin=-0.5)
+    assert bz.describe(r, 1.0) == ("d6 (x=3, y=5): from the opening book (82,871 games); "
+                                   "expects to lose by 0.5 discs; agent best")
+
+
+def test_a_turn_answers_with_the_debug_text_in_words():
+    game = Game.from_moves(["f5", "d6", "c3", "d3", "c4", "f4", "f6", "f3", "e6", "e7", "d7",
+                            "c6"])
+    pos = game.position
+    # a budget that depth 3 fits in however long the imports took
+    r = run_bot(json.dumps(envelope(game.moves, pos.side)) + "\n", "--agent", "ab:depth=3",
+                "--time", "60")
+    debug = json.loads(r.stdout)["debug"]
+    assert answer_of(r) in pos.legal_moves()
+    assert re.fullmatch(r"[a-h][1-8] \(x=\d, y=\d\): searched 3 plies deep, [\d,]+ nodes in "
+                        r"\d+\.\d\d s of 60\.00 s; expects to (win|lose) by [\d.]+ discs?; "
+                        r"agent ab:depth=3", debug), debug
 
 
 class DeadlineRecorder:
