@@ -774,6 +774,10 @@ def test_journals_written_before_typed_records_load_unchanged(tmp_path):
     by_name = {p["name"]: p for p in res["players"]}
     assert by_name["a"]["forfeits"] == {"protocol": 2} and by_name["b"]["wins_by_forfeit"] == 2
     assert by_name["a"]["margin"] is None and res["complete"]
+    # slow moves were not counted then: unknown, not none
+    assert by_name["a"]["slow_moves"] is None and recs[0].stats["black"].slow_moves is None
+    row = next(line for line in format_table(res).splitlines() if line.startswith("a "))
+    assert row.split()[-4:] == ["0", "-", "protocol", "2"]  # time losses, slow moves, other
 
 
 def _pool_work(task: dict) -> str:

@@ -9,7 +9,7 @@ hand-edited journal) are kept in ``extra`` and written back after the known ones
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 COLORS = ("black", "white")
@@ -17,12 +17,14 @@ POINTS = {"win": 1.0, "draw": 0.5, "loss": 0.0}   # a game's points by outcome
 
 
 def _split(cls: type, data: dict[str, Any], what: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(known fields, other keys) of ``data`` for the dataclass ``cls``."""
+    """(known fields, other keys) of ``data`` for the dataclass ``cls``; a field with a
+    default (one added after journals were written) may be missing."""
     names = [f.name for f in fields(cls) if f.name != "extra"]
-    missing = [n for n in names if n not in data]
+    optional = {f.name for f in fields(cls) if f.default is not MISSING}
+    missing = [n for n in names if n not in data and n not in optional]
     if missing:
         raise ValueError(f"{what} lacks {', '.join(missing)}")
-    known = {n: data[n] for n in names}
+    known = {n: data[n] for n in names if n in data}
     extra = {k: v for k, v in data.items() if k not in known}
     return known, extra
 
@@ -37,6 +39,9 @@ class SideStats:
     playouts: int
     searched: int               # moves that reported playouts
     engine: str                 # the name the engine gave itself
+    # Moves played after running past the per-move limit (within the grace; for CS303, a go
+    # the judge's timer cut).  None: a journal written before it was counted.
+    slow_moves: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -45,9 +50,11 @@ class SideStats:
         return cls(**known, extra=extra)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"moves": self.moves, "time": self.time, "max_time": self.max_time,
-                "playouts": self.playouts, "searched": self.searched, "engine": self.engine,
-                **self.extra}
+        out = {"moves": self.moves, "time": self.time, "max_time": self.max_time,
+               "playouts": self.playouts, "searched": self.searched, "engine": self.engine}
+        if self.slow_moves is not None:  # an older line is written back as it was
+            out["slow_moves"] = self.slow_moves
+        return {**out, **self.extra}
 
 
 @dataclass

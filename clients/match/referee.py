@@ -119,6 +119,7 @@ class _Side:
     max_time: float = 0.0
     playouts: int = 0
     searched: int = 0
+    slow_moves: int = 0
     healthy: bool = True
 
 
@@ -228,6 +229,8 @@ def play_game(task: GameTask, cache: PlayerCache | None = None) -> dict:
             lose(color, "illegal", f"played {what}: {why} (legal: "
                                    f"{' '.join(square_name(m) for m in pos.legal_moves())})")
             break
+        if reply.stats.get("over_limit", tc.move_time is not None and elapsed > tc.move_time):
+            side.slow_moves += 1
         game.play(reply.move)
         items.append(ggf.MoveItem(reply.move, reply.eval, round(elapsed, 3)))
         notify(reply.move, color, generated=True)
@@ -266,7 +269,8 @@ def _result(task: GameTask, game: Game, items: list[ggf.MoveItem],
     def side_stats(c: Color) -> dict:
         s = sides[c]
         return {"moves": s.moves, "time": round(s.time, 3), "max_time": round(s.max_time, 3),
-                "playouts": s.playouts, "searched": s.searched, "engine": engine_names[c]}
+                "playouts": s.playouts, "searched": s.searched, "engine": engine_names[c],
+                "slow_moves": s.slow_moves}
 
     return {
         "key": task.key, "pairing": task.pairing, "opening_index": task.opening_index,

@@ -42,7 +42,8 @@ def summarize(config: MatchConfig, records: list[GameRecord], scheduled: int,
     names = labels(specs)
     per: dict[str, dict[str, Any]] = {
         n: {"name": n, "spec": s.text, "games": 0, "wins": 0, "draws": 0, "losses": 0,
-            "margin_sum": 0.0, "margin_games": 0, "time_losses": 0, "forfeits": {},
+            "margin_sum": 0.0, "margin_games": 0, "time_losses": 0, "slow_moves": None,
+            "forfeits": {},
             "wins_by_forfeit": 0, "as_black": [0, 0, 0], "as_white": [0, 0, 0],
             "move_time": 0.0, "moves": 0, "playouts": 0, "searched": 0}
         for n, s in zip(names, specs)}
@@ -76,6 +77,8 @@ def summarize(config: MatchConfig, records: list[GameRecord], scheduled: int,
             elif rec.loser is not None:
                 p["wins_by_forfeit"] += 1
             st = rec.stats[color]
+            if st.slow_moves is not None:
+                p["slow_moves"] = (p["slow_moves"] or 0) + st.slow_moves
             p["move_time"] += st.time
             p["moves"] += st.moves
             p["playouts"] += st.playouts
@@ -103,7 +106,8 @@ def summarize(config: MatchConfig, records: list[GameRecord], scheduled: int,
             "elo_low": round(iv.low, 1) + 0.0 if g else None,
             "elo_high": round(iv.high, 1) + 0.0 if g else None,
             "margin": round(p["margin_sum"] / p["margin_games"], 2) if p["margin_games"] else None,
-            "time_losses": p["time_losses"], "forfeits": p["forfeits"],
+            "time_losses": p["time_losses"], "slow_moves": p["slow_moves"],
+            "forfeits": p["forfeits"],
             "wins_by_forfeit": p["wins_by_forfeit"],
             "as_black": dict(zip(("wins", "draws", "losses"), p["as_black"])),
             "as_white": dict(zip(("wins", "draws", "losses"), p["as_white"])),
@@ -167,7 +171,7 @@ def format_table(results: dict[str, Any]) -> str:
              f"{results['format']}, {results['match']['rules']} rules; Elo relative to "
              f"{results['rating_anchor']} (95% interval)"]
     head = (f"{'player':<{width}}  games     W     D     L  score%      Elo     95% interval"
-            f"   margin  time-losses  other forfeits")
+            f"   margin  time-losses  slow-moves  other forfeits")
     lines += [head, "-" * len(head)]
     for p in players:
         if not p["games"]:
@@ -176,11 +180,13 @@ def format_table(results: dict[str, Any]) -> str:
         other = {k: v for k, v in p["forfeits"].items() if k != "timeout"}
         other_text = ", ".join(f"{k} {v}" for k, v in sorted(other.items())) or "-"
         margin = f"{p['margin']:+7.2f}" if p["margin"] is not None else "      -"
+        # "-": journals written before slow moves were counted
+        slow = p.get("slow_moves")
         lines.append(
             f"{p['name']:<{width}}  {p['games']:>5} {p['wins']:>5} {p['draws']:>5} "
             f"{p['losses']:>5}  {100 * p['score']:6.1f}  {p['elo']:+7.1f}  "
             f"[{p['elo_low']:+7.1f}, {p['elo_high']:+7.1f}]  {margin}  {p['time_losses']:>11}"
-            f"  {other_text}")
+            f"  {'-' if slow is None else slow:>10}  {other_text}")
     lines.append("")
     lines.append("pairings (first player's view):")
     for pr in results["pairings"]:

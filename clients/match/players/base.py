@@ -130,6 +130,8 @@ class Turn:
 class Reply:
     move: int | None                  # None: the player resigned
     eval: float | None = None         # disc margin from the mover's view, when given
+    # "playouts"; "over_limit": whether the move ran past the per-move limit, for a player
+    # whose judge times the move itself (CS303's timer), else the referee's clock decides
     stats: dict = field(default_factory=dict)
 
 

@@ -86,7 +86,11 @@ class Cs303Player(Player):
         board = pos.to_cs303().tolist()
         reply = self._request({"op": "go", "board": board}, turn.wait or 1e9, "go")
         timed_out = bool(reply.get("timed_out", False))
-        stats = {"timed_out": timed_out}
+        # The judge's verdict, not the referee's clock (which counts the process round trip):
+        # cut by the timer, or returned after time_out (a go that swallowed the timer's
+        # exception).  The move is still played: the judge plays the last element.
+        over = timed_out or float(reply.get("elapsed", 0.0)) > self.time_out
+        stats = {"timed_out": timed_out, "over_limit": over}
         cands = reply.get("candidates", [])
         legal = ", ".join(f"({m // 8}, {m % 8})" for m in pos.legal_moves() if m != PASS)
         if not cands:
