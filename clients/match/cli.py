@@ -27,7 +27,7 @@ from engine_server.log import configure_logging
 
 from .config import FORMATS, MatchConfig, MatchError
 from .elo import Sprt
-from .players import KINDS, SETUP_TIMEOUT, TimeControl
+from .players import CS303_MEMORY_MB, KINDS, SETUP_TIMEOUT, TimeControl
 from .results import format_table
 from .tournament import run_match
 
@@ -64,6 +64,19 @@ def parse_clock(text: str) -> tuple[float, float]:
     return m, i
 
 
+def parse_memory_limit(text: str) -> float | None:
+    """``MB`` (a positive number) or ``off``."""
+    if text.strip().lower() in ("off", "none"):
+        return None
+    try:
+        mb = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected MB or 'off', got {text!r}") from None
+    if not mb > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0 (or 'off'), got {text}")
+    return mb
+
+
 def _positive(kind):
     def check(text: str):
         v = kind(text)
@@ -94,6 +107,11 @@ def _match_parser() -> argparse.ArgumentParser:
     p.add_argument("--setup-timeout", type=_positive(float), default=SETUP_TIMEOUT, metavar="S",
                    help="seconds an engine has for each step of its start-up and handshake "
                         f"before it loses the game on time (default {SETUP_TIMEOUT:g})")
+    p.add_argument("--cs303-memory-limit", type=parse_memory_limit, default=CS303_MEMORY_MB,
+                   metavar="MB|off",
+                   help="memory a cs303: player's process may take beyond its start-up "
+                        f"(default {CS303_MEMORY_MB:g}, the course's; past it the game is lost "
+                        "with 'memory limit exceeded'; off: no limit)")
     p.add_argument("--playouts", type=_positive(int), metavar="N",
                    help="per-move playout budget for in-process agents (Limits(playouts=N))")
     p.add_argument("--rules", choices=["standard", "reversed"], default="standard")
@@ -247,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     clock, inc = args.clock if args.clock else (None, 0.0)
     tc = TimeControl(move_time=args.move_time, clock=clock, increment=inc, grace=args.grace,
                      playouts=args.playouts, tree_reuse=not args.no_tree_reuse,
-                     nboard_depth=args.nboard_depth, setup=args.setup_timeout)
+                     nboard_depth=args.nboard_depth, setup=args.setup_timeout,
+                     cs303_memory_mb=args.cs303_memory_limit)
     try:
         sprt = Sprt.parse(args.sprt) if args.sprt else None
         config = MatchConfig(players=expand_players(args.players), out=Path(args.out or "."),

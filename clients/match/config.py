@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from . import elo as E
-from .players import PlayerSpec, TimeControl
+from .players import CS303_MEMORY_MB, PlayerSpec, TimeControl
 
 FORMATS = ("round-robin", "gauntlet")
 
@@ -51,6 +51,10 @@ class MatchConfig:
         """Everything that decides which games exist and how they are played (the start-up
         limit decides neither, so a match resumes under another one)."""
         tc = {k: v for k, v in self.tc.as_dict().items() if k != "setup"}
+        # The CS303 memory limit came after matches were journaled: at the course's figure it
+        # is left out, so that those matches resume (and keep their default directory).
+        if tc.get("cs303_memory_mb") == CS303_MEMORY_MB:
+            del tc["cs303_memory_mb"]
         return {"players": list(self.players), "format": self.format, "rules": self.rules,
                 "tc": tc, "openings": self.openings, "seed": self.seed,
                 "swap": self.swap, "event": self.event}

@@ -9,7 +9,10 @@ or broke the protocol is killed and replaced by a fresh process for its next gam
 The referee owns the board and the clocks.  A player loses at once, with the reason recorded,
 for an illegal move (``illegal``), a move later than the per-move limit plus the grace margin or
 a clock below minus the grace margin (``timeout``), an engine that dies (``crash``), an answer
-that is not a move (``protocol``), or a resignation (``resign``).
+that is not a move (``protocol``), a CS303 submission past its memory limit (``memory``), or a
+resignation (``resign``).  A move past the per-move limit but within the grace (for CS303, a
+``go`` the judge's timer cut, whose last candidate is played) does not end the game: it is
+counted in the side's ``slow_moves``.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ log = get_logger("match.referee")
 # A player with neither a per-move limit nor a clock still may not hang the tournament forever.
 HANG_LIMIT = 900.0
 
-REASONS = ("normal", "illegal", "timeout", "crash", "protocol", "resign")
+REASONS = ("normal", "illegal", "timeout", "crash", "protocol", "memory", "resign")
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,7 @@ def play_game(task: GameTask, cache: PlayerCache | None = None) -> dict:
             forfeit = (color, reason, detail)
             log.info("forfeit", game=task.key, color=str(color), reason=reason,
                      detail=detail[:200])
-        if reason in ("timeout", "crash", "protocol"):
+        if reason in ("timeout", "crash", "protocol", "memory"):
             sides[color].healthy = False
 
     for c in (Color.BLACK, Color.WHITE):

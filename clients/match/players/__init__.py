@@ -11,9 +11,11 @@ Specs (an optional ``NAME=`` prefix sets the name shown in tables):
 
 A player never judges: it asks its engine for a move and reports what came back, raising
 :class:`PlayerTimeout`, :class:`PlayerCrash` or :class:`PlayerProtocolError` when the engine
-does not answer in time, dies, or answers something that is not a move.  The referee owns the
-board, the rules and the clocks.  Engines are reached through ``clients.engine_client``; its
-errors become player errors in one place, ``base._player_error``.
+does not answer in time, dies, or answers something that is not a move (and a CS303 player
+:class:`PlayerIllegal` and :class:`PlayerMemory`, as the course's judge rules).  The referee
+owns the board, the rules and the clocks.  Engines are reached through
+``clients.engine_client``; its errors become player errors in one place,
+``base._player_error``.
 
 One module per transport: ``base`` (specs, time control, turns and replies, errors, the
 :class:`Player` interface), ``agent``, ``gtp`` (GTP over pipes and ZeroMQ), ``nboard`` and
@@ -25,12 +27,14 @@ from __future__ import annotations
 from .agent import AgentPlayer
 from .base import (
     COMMAND_TIMEOUT,
+    CS303_MEMORY_MB,
     KINDS,
     SETUP_TIMEOUT,
     Player,
     PlayerCrash,
     PlayerError,
     PlayerIllegal,
+    PlayerMemory,
     PlayerProtocolError,
     PlayerSpec,
     PlayerTimeout,
@@ -52,8 +56,9 @@ def make_player(spec: PlayerSpec, tc: TimeControl) -> Player:
     return PLAYER_CLASSES[spec.kind](spec, tc)
 
 
-__all__ = ["AgentPlayer", "COMMAND_TIMEOUT", "CS303_DEFAULT_TIME_OUT", "Cs303Player", "GtpPlayer",
-           "KINDS", "NBoardPlayer", "PLAYER_CLASSES", "Player", "PlayerCrash", "PlayerError",
-           "PlayerIllegal", "PlayerProtocolError", "PlayerSpec", "PlayerTimeout", "Reply",
+__all__ = ["AgentPlayer", "COMMAND_TIMEOUT", "CS303_DEFAULT_TIME_OUT", "CS303_MEMORY_MB",
+           "Cs303Player", "GtpPlayer", "KINDS", "NBoardPlayer", "PLAYER_CLASSES", "Player",
+           "PlayerCrash", "PlayerError", "PlayerIllegal", "PlayerMemory", "PlayerProtocolError",
+           "PlayerSpec", "PlayerTimeout", "Reply",
            "SETUP_TIMEOUT", "TimeControl", "Turn", "ZmqPlayer", "ggf_clock", "make_player",
            "nboard_clock"]

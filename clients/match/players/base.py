@@ -20,6 +20,7 @@ _NAME_RE = re.compile(r"^([A-Za-z0-9_.+#-]+)=(.+)$")
 
 SETUP_TIMEOUT = 60.0     # engine start-up and handshake (numba caches load here); --setup-timeout
 COMMAND_TIMEOUT = 20.0   # any command other than a move request
+CS303_MEMORY_MB = 100.0  # the CS303 platform's memory limit per submission; --cs303-memory-limit
 
 
 class PlayerError(Exception):
@@ -43,6 +44,12 @@ class PlayerCrash(PlayerError):
 
 class PlayerProtocolError(PlayerError):
     reason = "protocol"
+
+
+class PlayerMemory(PlayerError):
+    """An engine that went past the memory limit it was given (a CS303 submission's)."""
+
+    reason = "memory"
 
 
 class PlayerIllegal(PlayerError):
@@ -100,7 +107,9 @@ class TimeControl:
     ``clock`` seconds plus ``increment`` per move; ``grace`` is the lateness tolerated before a
     move counts as a time loss; ``playouts`` is a per-move budget for in-process agents;
     ``setup`` bounds each step of an engine's start-up and handshake (not part of a match's
-    identity: it decides whether a game starts, not how it is played)."""
+    identity: it decides whether a game starts, not how it is played); ``cs303_memory_mb`` is
+    the memory a CS303 submission's process may take beyond its own start-up (None: no limit;
+    ``clients.match.cs303_worker`` says how it is counted)."""
 
     move_time: float | None = None
     clock: float | None = None
@@ -110,6 +119,7 @@ class TimeControl:
     tree_reuse: bool = True
     nboard_depth: int | None = None
     setup: float = SETUP_TIMEOUT
+    cs303_memory_mb: float | None = CS303_MEMORY_MB
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
