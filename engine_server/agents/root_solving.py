@@ -156,7 +156,7 @@ class RootSolvingAgent(AgentWrapper):
             # deadline (a fresh ``time`` would overrun the budget by the solver's share).
             inner = Limits(deadline=deadline,
                            iterations=limits.iterations, playouts=limits.playouts,
-                           stop=limits.stop, analysis=limits.analysis)
+                           stop=limits.stop, depth=limits.depth, analysis=limits.analysis)
         wrapped = None
         if progress is not None:
             wrapped = lambda r: progress(apply_proof(r, proof))  # noqa: E731
@@ -196,7 +196,8 @@ class RootSolvingAgent(AgentWrapper):
         if progress is not None:
             wrapped = lambda r: progress(apply_proof(r, self.root_solver.snapshot()))  # noqa
         inner = Limits(deadline=deadline, iterations=limits.iterations,
-                       playouts=limits.playouts, stop=tree_stop, analysis=limits.analysis)
+                       playouts=limits.playouts, stop=tree_stop, depth=limits.depth,
+                       analysis=limits.analysis)
         r = None
         try:
             r = self.inner.search(position, inner, wrapped, interval, threads=threads - 1)

@@ -623,10 +623,12 @@ class WebHandler(AnalysisMixin):
             moves.append({"square": square_name(m.move),
                           "eval": round(m.eval, 2) if known else None, "exact": m.exact,
                           **({"depth": m.visits} if depth_first else {"visits": m.visits})})
-        entry = self._note_value(ply, color, r, budget, "hint")
+        # the hint's value stays with the hint: the bar and the graph keep values of the
+        # analysis's depth (web_analysis.py)
         self._write({"type": "hints", "ply": ply, "color": web.color_name(color),
                      "best": r.best_name or None, "eval": round(r.eval, 2),
-                     "value": entry["value"], "moves": moves, "agent": r.agent or None,
+                     "value": round(black_view(r.eval, color), 2), "moves": moves,
+                     "agent": r.agent or None,
                      "elapsed": round(r.elapsed, 3), "nodes": r.nodes, **self._effort(r)})
         self._write(self.state())
         self._continue(time.monotonic())   # a resume that came during the hint

@@ -17,11 +17,12 @@ while no engine searches a move (it would take the engine's cores).
 
 from __future__ import annotations
 
-import time
+import threading
 from dataclasses import replace
 from typing import Any, Callable
 
 from engine_server.agents import AgentSpecError, parse_spec
+from engine_server.agents.verdict import Verdict, analysis_depth, judge, judge_book
 from engine_server.game import PASS, Color, Game, Position, square_name
 from engine_server.search.limits import Limits, SearchResult
 from engine_server.session import SearchJob, Session
@@ -32,7 +33,16 @@ from .web_views import black_view
 Message = web.Message
 
 ANALYSIS_TIME = 0.25        # seconds per position of a whole-game analysis when not given
-EVAL_TIME = 0.5             # seconds of the live evaluation of one position
+EVAL_TIME = 0.5             # seconds of the live evaluation of one position at most
+# A search to the analysis's depth may take longer than its share of time on a slow machine or
+# a hard position: it may run this many times its share before it stops at the depth it
+# finished (the page shows each value's depth).
+# The searches of an analysis and of the bar have a depth and no clock, so that the endgame
+# solver works to a node budget (agents/root_solving.py) and the same game gets the same values
+# on any machine; a search still running after GUARD seconds (or OVERRUN times its share) is
+# stopped at the depth it finished, so that a slow machine cannot hold the analyst for long.
+OVERRUN = 4.0
+GUARD = 5.0
 # The analyst: an operator's preset named ``analyst`` when the configuration has one, else the
 # first of these the policy admits (fitted to its threads and memory); presets of the strongest
 # family when only presets may be chosen; the game's own agent when nothing else is allowed.
@@ -83,6 +93,7 @@ class AnalysisMixin:
     _analysis: tuple[Position, list[int]] | None
     _analysis_job: SearchJob | None
     _analysis_at: tuple[int, float]
+    _analysis_fresh: bool
     _eval_job: SearchJob | None
     evaluate: bool
     analyst_values: dict[int, Message]
@@ -104,6 +115,7 @@ class AnalysisMixin:
         self._analysis = None
         self._analysis_job = None
         self._analysis_at = (0, ANALYSIS_TIME)
+        self._analysis_fresh = False
         self._eval_job = None
         self.evaluate = False           # the page asks for the live evaluation
         self.analyst_values = {}        # ply -> {"value": black's discs, "exact", effort...}
@@ -131,13 +143,19 @@ class AnalysisMixin:
 
     def _note_value(self, ply: int, color: Color, r: SearchResult, budget: float,
                     source: str) -> Message:
-        """Keep the analyst's value of the position at ``ply`` (``color`` to move) unless a
-        longer search has valued it already; the entry as the page gets it."""
-        entry = {"ply": ply, "value": round(black_view(r.eval, color), 2), "exact": r.exact,
-                 "source": source, "budget": budget, **effort(r)}
-        old = self.analyst_values.get(ply)
-        if old is None or old["exact"] <= entry["exact"] and old["budget"] <= budget:
-            self.analyst_values[ply] = entry
+        """Keep the analyst's value of the position at ``ply`` (``color`` to move) unless an
+        exact one is known; the entry as the page gets it.  Only searches to the analysis's
+        depth (the live evaluation, the whole-game analysis) come here, so that the bar and
+        the graph compare values of one depth ply to ply: a hint searches deeper, and its
+        values stay with the hint."""
+        return self._keep_value({"ply": ply, "value": round(black_view(r.eval, color), 2),
+                                 "exact": r.exact, "source": source, "budget": budget,
+                                 **effort(r)})
+
+    def _keep_value(self, entry: Message) -> Message:
+        old = self.analyst_values.get(entry["ply"])
+        if old is None or entry["exact"] or not old["exact"]:
+            self.analyst_values[entry["ply"]] = entry
         return entry
 
     def _forget_values(self, keep: int | None = None) -> None:
@@ -180,11 +198,14 @@ class AnalysisMixin:
         budget = EVAL_TIME if self.max_time is None else min(EVAL_TIME, self.max_time)
         color = pos.side
 
+        # the analysis's depth at its usual time, so that the bar and the graph agree
+        limits, guard = self._guarded(analysis_depth(ANALYSIS_TIME), budget, analysis=False)
+
         def done(job: SearchJob) -> None:
+            guard.cancel()
             self.post(lambda: self._eval_done(job, ply, color, budget))
 
-        self._eval_job = analyst.start("evaluate", Limits(deadline=time.monotonic() + budget),
-                                       on_done=done)
+        self._eval_job = analyst.start("evaluate", limits, on_done=done)
         if self.on_search is not None:
             self.on_search(self._eval_job)
 
@@ -223,6 +244,7 @@ class AnalysisMixin:
         moves = list(game.moves)
         self._analysis = (game.start, moves)
         self._analysis_at = (0, budget)
+        self._analysis_fresh = True
         self.post(lambda: self._analyse(0, budget))
         return [{"type": "analysis", "moves": [], "done": False, "total": len(moves),
                  "agent": analyst.agent_spec, "time": budget}]
@@ -262,42 +284,86 @@ class AnalysisMixin:
         if self._hinting():
             return   # the hint first; _analyst_next goes on from here after it
         start, moves = self._analysis
-        trivial: list[Message] = []
+        quick: list[Message] = []   # forced moves and book moves: nothing to search
         game = Game.from_moves(moves[:k], start=start)
+        analyst = self._analyst_session()
         while k < len(moves):
             pos = game.position
             legal = pos.legal_moves()
             if moves[k] != PASS and len(legal) > 1:
-                break
-            if moves[k] != PASS:   # the only move: nothing lost, nothing to search
-                trivial.append({"ply": k, "color": web.color_name(pos.side),
-                                "move": square_name(moves[k]), "best": square_name(moves[k]),
-                                "value": None, "best_value": None, "loss": 0, "exact": False,
-                                "after": None})
+                verdict = judge_book(pos, moves[k], analyst.agent.book_moves(pos))
+                if verdict is None:
+                    break
+                quick.append(self._verdict_entry(k, pos, verdict))
+                if verdict.best_value is not None and self._same_game(k):
+                    self._keep_value({"ply": k, "exact": False, "source": "book",
+                                      "budget": 0.0, "book": True,
+                                      "value": round(black_view(verdict.best_value,
+                                                                pos.side), 2)})
+            elif moves[k] != PASS:   # the only move: nothing lost, nothing to search
+                quick.append({"ply": k, "color": web.color_name(pos.side),
+                              "move": square_name(moves[k]), "best": square_name(moves[k]),
+                              "value": None, "best_value": None, "loss": 0, "exact": False,
+                              "book": False, "mark": None, "after": None})
             game.play(moves[k])
             k += 1
         self._analysis_at = (k, budget)
-        if trivial:
-            self._write({"type": "analysis", "moves": trivial, "done": False})
+        if quick:
+            self._write({"type": "analysis", "moves": quick, "done": False})
         if k == len(moves):
             self._analysis = None
             self._write({"type": "analysis", "moves": [], "done": True})
             self._analyst_next()
             return
         self._stop_eval()
-        analyst = self._analyst_session()
-        analyst.set_game(game)
-        color = game.position.side
+        analyst.set_game(game)   # and no search runs on it now
+        if self._analysis_fresh:
+            # The analysis starts from an empty table: the same game gets the same values
+            # whatever the analyst searched before (hints, the bar), live or from a link.
+            analyst.agent.reset()
+            self._analysis_fresh = False
+        pos = game.position
+
+        # Every position to one depth (agents/verdict.py): the values ply to ply are alike
+        # and the same game analysed twice gets the same marks.
+        limits, guard = self._guarded(analysis_depth(budget), budget, analysis=True)
 
         def done(job: SearchJob) -> None:
-            self.post(lambda: self._analysed(job, k, color, budget))
+            guard.cancel()
+            self.post(lambda: self._analysed(job, k, pos, budget))
 
-        limits = Limits(deadline=time.monotonic() + budget, analysis=True)
         self._analysis_job = analyst.start("analysis", limits, on_done=done)
         if self.on_search is not None:
             self.on_search(self._analysis_job)
 
-    def _analysed(self, job: SearchJob, k: int, color: Color, budget: float) -> None:
+    @staticmethod
+    def _guarded(depth: int, budget: float,
+                 analysis: bool) -> tuple[Limits, threading.Timer]:
+        """A search to ``depth`` with no clock, and the timer that stops it past its guard
+        time (to cancel when the search is done)."""
+        stop = threading.Event()
+        timer = threading.Timer(max(GUARD, OVERRUN * budget), stop.set)
+        timer.daemon = True
+        timer.start()
+        return Limits(depth=depth, stop=stop, analysis=analysis), timer
+
+    def _same_game(self, k: int) -> bool:
+        """The game still starts with the analysed game's first ``k`` moves."""
+        return self._analysis is not None and self._analysis[0] == self.session.game.start \
+            and self.session.game.moves[:k] == self._analysis[1][:k]
+
+    @staticmethod
+    def _verdict_entry(k: int, pos: Position, v: Verdict) -> Message:
+        """One analysed move as the page gets it: values in the mover's view, ``after`` the
+        value after the move in black's."""
+        return {"ply": k, "color": web.color_name(pos.side), "move": square_name(v.move),
+                "best": None if v.best is None else square_name(v.best),
+                "value": v.value, "best_value": v.best_value, "loss": v.loss,
+                "exact": v.exact, "book": v.book, "depth": v.depth, "mark": v.mark,
+                "mistake": v.mistake, "blunder": v.blunder,
+                "after": None if v.value is None else round(black_view(v.value, pos.side), 2)}
+
+    def _analysed(self, job: SearchJob, k: int, pos: Position, budget: float) -> None:
         if self._closed or job is not self._analysis_job or job.cancelled \
                 or self._analysis is None:
             return
@@ -309,22 +375,11 @@ class AnalysisMixin:
             self._write({"type": "error", "request": "analyze",
                          "message": f"the analysis failed: {job.error}"})
             return
-        known = {m.move: m for m in r.moves if m.move != PASS
-                 and (m.visits > 0 or m.proven is not None or m.exact)}
-        played = known.get(move)
-        best = max(known.values(), key=lambda m: m.eval, default=None)
-        value = None if played is None else round(played.eval, 1)
-        loss = (None if played is None or best is None
-                else round(max(0.0, best.eval - played.eval), 1))
-        if best is not None and self._analysis[0] == self.session.game.start \
-                and self.session.game.moves[:k] == self._analysis[1][:k]:
-            self._note_value(k, color, r, budget, "analysis")
-        self._write({"type": "analysis", "done": False, "moves": [{
-            "ply": k, "color": web.color_name(color), "move": square_name(move),
-            "best": None if best is None else square_name(best.move),
-            "value": value, "best_value": None if best is None else round(best.eval, 1),
-            "loss": loss, "exact": bool(played is not None and played.exact),
-            "after": None if value is None else round(black_view(value, color), 1)}]})
+        verdict = judge(pos, move, r)
+        if verdict.best is not None and self._same_game(k):
+            self._note_value(k, pos.side, r, budget, "analysis")
+        self._write({"type": "analysis", "done": False,
+                     "moves": [self._verdict_entry(k, pos, verdict)]})
         self._analyse(k + 1, budget)
 
 

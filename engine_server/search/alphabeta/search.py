@@ -99,9 +99,12 @@ class AlphaBeta:
         self._lock = threading.Lock()
 
     def clear(self) -> None:
+        # as new: the generation too, so that a search after a clear is the one a fresh
+        # table would make (the same game analysed twice gets the same values)
         with self._lock:
             self.keys.fill(0)
             self.data.fill(0)
+            self._gen = 0
 
     def table_move(self, position: Position) -> int | None:
         P, O = position.bitboards()
