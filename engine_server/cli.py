@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def _parser(web: bool = False) -> argparse.ArgumentParser:
     """The engine's options; ``web`` gives ``othello-web``'s usage (a HOST:PORT argument in
     place of ``--web``)."""
-    from .agents import DEFAULT_AGENT
+    from .presets import DEFAULT_AGENT
 
     if web:
         p = argparse.ArgumentParser(
@@ -76,7 +76,9 @@ def _parser(web: bool = False) -> argparse.ArgumentParser:
         p.add_argument("--protocol", default=None, choices=["auto", "nboard", "gtp"],
                        help="auto: 'nboard', 'ping' or 'set ...' first means NBoard, else GTP")
         p.add_argument("--precompile", action="store_true",
-                       help="load or compile every agent's numba kernels into the cache, then exit")
+                       help="load or compile every agent's numba kernels into the cache, then "
+                            "exit; while anything compiles, progress goes to stderr (a line "
+                            "per agent, and one at least every 10 s)")
         p.add_argument("--selfplay", action="store_true",
                        help="play one game against itself, print it, and exit")
         z = p.add_argument_group("ZeroMQ server")
@@ -137,29 +139,44 @@ def _selfplay(spec: str, rules: str, seed: int, move_time: float) -> int:
     return 0
 
 
-def _precompile() -> int:
+def _precompile(args: argparse.Namespace, prog: str) -> int:
+    """Every agent's kernels into the cache: the search modules' own as they load, then an
+    agent a group, with progress on stderr while anything compiles (kernel_progress.py) and
+    nothing when the cache holds them all."""
     import time
 
-    from .agents import AGENTS, make_agent
-    from .game import Game, Position
-    from .search.limits import Limits
+    from .kernel_progress import CompileProgress
 
     t0 = time.monotonic()
-    pos = Game.from_moves(["f5", "d6"]).position
-    # an endgame, so the root solver's kernels are compiled too (not at a game's first solve)
-    end = Position.from_string(
-        "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO--", "X")
-    for name in AGENTS:
-        for rules in ("standard", "reversed"):
-            # puct has no shipped reversed network: net=none compiles the same kernels
-            # without warning every new install that a network is missing
-            spec = f"{name}:net=none" if name == "puct" and rules == "reversed" else name
-            for p in (pos, end):
-                agent = make_agent(spec)
-                r = agent.search(p.with_rules(rules), Limits(iterations=20))
-                assert r.best_move is not None
-                agent.advance([r.best_move])
-    get_logger("engine").info("precompiled", seconds=round(time.monotonic() - t0, 2))
+    with CompileProgress(prog=prog) as progress:
+        # the searches' kernels declare their signatures, so numba compiles them as their
+        # modules load, which the configuration's imports are the first to do
+        with progress.group("the search modules", counted=False):
+            if _configure(args, prog) is None:
+                return 2
+            from .agents import AGENTS, make_agent
+            from .game import Game, Position
+            from .search.limits import Limits
+
+        pos = Game.from_moves(["f5", "d6"]).position
+        # an endgame, so the root solver's kernels are compiled too (not at a game's first solve)
+        end = Position.from_string(
+            "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO--", "X")
+        progress.groups = len(AGENTS)
+        for name in AGENTS:
+            with progress.group(name):
+                for rules in ("standard", "reversed"):
+                    # puct has no shipped reversed network: net=none compiles the same kernels
+                    # without warning every new install that a network is missing
+                    spec = f"{name}:net=none" if name == "puct" and rules == "reversed" \
+                        else name
+                    for p in (pos, end):
+                        agent = make_agent(spec)
+                        r = agent.search(p.with_rules(rules), Limits(iterations=20))
+                        assert r.best_move is not None
+                        agent.advance([r.best_move])
+    get_logger("engine").info("precompiled", seconds=round(time.monotonic() - t0, 2),
+                              compiled=progress.compiled)
     return 0
 
 
@@ -247,18 +264,36 @@ def web_main(argv: list[str] | None = None) -> int:
     return main(argv, web=True)
 
 
-def main(argv: list[str] | None = None, web: bool = False) -> int:
-    from .config import ConfigError, dumps
+def _configure(args: argparse.Namespace, prog: str) -> Config | None:
+    """The effective configuration, with logging set up as it says; None (said on stderr)
+    when it is wrong."""
+    from .config import ConfigError
 
-    prog = "othello-web" if web else "othello-engine"
-    args = _parser(web).parse_args(argv)
     try:
         cfg = effective_config(args)
     except ConfigError as e:
         print(f"{prog}: {e}", file=sys.stderr)
-        return 2
+        return None
     configure_logging(cfg.log["level"], cfg.log["file"])
+    return cfg
+
+
+def main(argv: list[str] | None = None, web: bool = False) -> int:
+    prog = "othello-web" if web else "othello-engine"
+    args = _parser(web).parse_args(argv)
+    # An empty kernel cache compiles for minutes, mostly while the search modules load (the
+    # configuration's imports load them first): what reports on it listens from here on.
+    if args.precompile:
+        return _precompile(args, prog)
+    from .kernel_progress import announce_first_compile
+
+    announce_first_compile(prog)   # one line, to a terminal only: NBoard reads stderr
+    cfg = _configure(args, prog)
+    if cfg is None:
+        return 2
     if args.print_config:
+        from .config import dumps
+
         sys.stdout.write(dumps(cfg))
         return 0
     if args.list_agents:
@@ -271,8 +306,6 @@ def main(argv: list[str] | None = None, web: bool = False) -> int:
         public, secret = generate_keys(*args.gen_keys)
         print(f"public key: {public}\nsecret key: {secret}")
         return 0
-    if args.precompile:
-        return _precompile()
     if args.selfplay:
         return _selfplay(cfg.resolve(eng["agent"]), eng["rules"], eng["seed"],
                          eng["move_time"] or 0.2)

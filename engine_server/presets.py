@@ -1,15 +1,23 @@
-"""The built-in presets: names for agent specs, in a module that imports nothing.
+"""The built-in presets (names for agent specs) and the default agents' names, in a module that
+imports nothing.
 
-``engine_server.agents.policy`` resolves names with this table; it lives apart because importing
-the agents package loads numba and every agent (about a second), which a command's ``--help``
-that lists preset names should not wait for.  It belongs to the agents layer
-(``tests/test_layers.py``), and its tests check it against the registry: every preset's family
-is a registered agent, and ``ALPHA_BETA`` names the alpha-beta families.
+``engine_server.agents.policy`` resolves names with this table, and the registry takes the default
+agents from here; they live apart because importing the agents package loads numba and every agent
+(a second with a warm kernel cache, minutes with an empty one, as the searches' kernels compile
+when their modules load), which neither a command's ``--help`` that lists these names nor the
+progress report of a cold compile (``othello-engine --precompile``) can wait for. It belongs to the
+agents layer (``tests/test_layers.py``), and its tests check it against the registry: every
+preset's family is a registered agent, and ``ALPHA_BETA`` names the alpha-beta families.
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Mapping
+
+# The agent the engine and the web page play unless told otherwise (--agent, [engine] agent).
+DEFAULT_AGENT = "best"
+# For judges that forbid threads or count CPU time per process (CS303, Botzone).
+SINGLE_THREAD_AGENT = "best:threads=1"
 
 # The seed agents at the settings of their papers, and strength levels of our own.
 BUILTIN_PRESETS: dict[str, str] = {
@@ -46,4 +54,5 @@ def presets_of(families: Iterable[str],
     return [name for name, spec in presets.items() if family(spec) in wanted]
 
 
-__all__ = ["ALPHA_BETA", "BUILTIN_PRESETS", "family", "presets_of"]
+__all__ = ["ALPHA_BETA", "BUILTIN_PRESETS", "DEFAULT_AGENT", "SINGLE_THREAD_AGENT", "family",
+           "presets_of"]

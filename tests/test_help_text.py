@@ -170,15 +170,20 @@ def test_the_light_preset_table_is_the_registrys():
     from engine_server.agents.policy import BUILTIN_PRESETS
 
     assert BUILTIN_PRESETS is presets.BUILTIN_PRESETS
+    for name in (presets.DEFAULT_AGENT, presets.SINGLE_THREAD_AGENT):
+        assert parse_spec(name)[0].name in presets.ALPHA_BETA
     assert set(presets.ALPHA_BETA) == {AB.name, BEST.name}
     for spec in BUILTIN_PRESETS.values():
         assert presets.family(spec) in AGENTS and parse_spec(spec)[0].name == \
             presets.family(spec)
 
 
-def test_the_export_help_does_not_load_the_agents():
-    """Listing the presets in ``othello-cs303 export --help`` costs no numba import."""
-    r = subprocess.run([sys.executable, "-c", "import sys; from clients.cs303.cli import _parser; "
+@pytest.mark.parametrize("module", ["clients.cs303.cli", "engine_server.cli"])
+def test_the_help_does_not_load_the_agents(module):
+    """Listing the presets in ``othello-cs303 export --help``, and the default agent in
+    ``othello-engine --help``, cost no numba import; and ``--precompile`` can report on the
+    search modules' compiling from before they load."""
+    r = subprocess.run([sys.executable, "-c", f"import sys; from {module} import _parser; "
                         "_parser(); print(sorted(m for m in sys.modules if m.startswith("
                         "('numba', 'engine_server.agents'))))"],
                        capture_output=True, text=True, cwd=REPO, timeout=60)

@@ -21,7 +21,8 @@ LAYERS: list[tuple[str, ...]] = [
     # The wire formats sit beside the rules core; they import nothing of the project
     # (test_the_wire_formats_import_nothing_of_the_engine_or_its_clients).
     ("protocol", "engine_server.log", "engine_server.kernel_cache",
-     "engine_server.kernel_recursion", "engine_server.kernel_locator", "engine_server.game"),
+     "engine_server.kernel_progress", "engine_server.kernel_recursion",
+     "engine_server.kernel_locator", "engine_server.game"),
     ("engine_server.eval",),
     ("engine_server.search",),
     # the papers' agents sit with the engine's; their reproductions and training at the top

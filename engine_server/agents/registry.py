@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from engine_server.presets import DEFAULT_AGENT
 from papers.agents import DK, MINMAX, OCBA, PSEUDO_RANDOM, PUCT, RANDOM, SHALLOW, UCB1, UCT
 
 from .ab import AB, BEST
@@ -12,7 +13,6 @@ from .base import Agent, AgentInfo, AgentSpecError
 from .book_agent import BookAgent, book_params
 from .mcts import MCTS
 
-DEFAULT_AGENT = "best"
 # Agents that open from the book unless told book=off: the default agent, under standard rules
 # (book=auto: the reversed book lost its match, docs/book.md).  The papers' agents keep their
 # papers' behaviour.
@@ -22,8 +22,6 @@ AGENTS: dict[str, AgentInfo] = {
     a.name: replace(a, params=a.params + book_params("auto" if a.name in BOOK_AUTO else "off"))
     for a in (RANDOM, PSEUDO_RANDOM, SHALLOW, MINMAX, UCB1, UCT, OCBA, DK, PUCT, MCTS, AB,
               BEST)}
-# For judges that forbid threads or count CPU time per process (CS303, Botzone).
-SINGLE_THREAD_AGENT = "best:threads=1"
 
 
 def parse_spec(spec: str) -> tuple[AgentInfo, dict[str, Any]]:
