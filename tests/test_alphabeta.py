@@ -395,6 +395,35 @@ def test_a_stop_event_ends_a_search_without_a_clock(spec):
     assert r.best_move in pos.legal_moves()
 
 
+@pytest.mark.parametrize("spec", ["ab", "ab:threads=2,selectivity=74"])
+def test_a_long_iteration_reports_its_progress_on_the_clocks_ticks(spec):
+    """Between finished iterations (minutes apart at depth 60), the clock's ticks repeat the
+    last finished one with the nodes so far and the depth under way.  The callback itself
+    stops the search after three ticks: nothing here waits on a time."""
+    agent = make_agent(spec)
+    pos = Game.from_moves(["f5", "d6", "c3", "d3", "c4", "f4", "f6", "f3", "e6", "e7"]).position
+    stop = threading.Event()
+    reports = []
+
+    def progress(r):
+        reports.append(r)
+        if sum(1 for x in reports if x.searching) >= 3:
+            stop.set()
+
+    r = agent.search(pos, Limits(stop=stop, depth=60), progress, progress_interval=0.01)
+    ticks = [x for x in reports if x.searching]
+    assert r.stopped_by == "stop" and len(ticks) >= 3
+    finished = {x.iterations: x for x in reports if not x.searching}
+    for t in ticks:
+        # the last finished iteration's move, PV and depth; the depth under way beyond it
+        done = finished[t.iterations]
+        assert (t.best_move, t.pv, t.eval) == (done.best_move, done.pv, done.eval)
+        assert t.searching > t.iterations >= 1 and not t.final
+        assert t.search_nodes >= done.search_nodes
+    nodes = [x.search_nodes for x in reports]
+    assert nodes == sorted(nodes)
+
+
 def test_node_budgets_are_reproducible():
     pos = Game.from_moves(["f5", "f6", "e6", "f4"]).position
     a = make_agent("ab").search(pos, Limits(playouts=30_000))

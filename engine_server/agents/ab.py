@@ -13,7 +13,7 @@ import os
 import random as _random
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -156,16 +156,46 @@ class AlphaBetaAgent(Agent):
         # position and its mirror images get the same values and share the table's entries.
         k, canon = canonical(position)
         analysis = limits.analysis
-        callback = None
+        callback = tick = None
         if progress is not None:
-            callback = lambda r: progress(self._convert(  # noqa: E731
-                position, r, t0, k, analysis, final=False))
+            callback, tick = self._reporters(
+                lambda r: self._convert(position, r, t0, k, analysis, final=False), t0,
+                progress, progress_interval)
         r = engine.search(canon, deadline, limits.stop, max_depth, nodes, limits.analysis,
                           callback, selectivity=self.selectivity if margins is not None
                           else SEL_EXACT, mpc=margins,
                           threads=self.threads if threads is None else max(1, threads),
-                          raise_to=levels)
+                          raise_to=levels, on_tick=tick, tick_interval=progress_interval)
         return self._convert(position, r, t0, k, analysis)
+
+    @staticmethod
+    def _reporters(convert: Callable[[ABResult], SearchResult], t0: float,
+                   progress: ProgressCallback, interval: float
+                   ) -> tuple[Callable[[ABResult], None], Callable[[int, int], None]]:
+        """The search's two callbacks for ``progress``: one at every finished iteration, and
+        one for the clock's ticks, which repeats the last finished iteration with the nodes so
+        far and the depth under way once no report has gone out for ``interval`` seconds (a
+        deep iteration takes minutes, and NBoard would show nothing meanwhile)."""
+        last: list[SearchResult] = []
+        reported = [time.monotonic()]
+
+        def iteration(r: ABResult) -> None:
+            result = convert(r)
+            last[:] = [result]
+            reported[0] = time.monotonic()
+            progress(result)
+
+        def tick(depth: int, nodes: int) -> None:
+            now = time.monotonic()
+            if not last or now - reported[0] < interval:
+                return
+            reported[0] = now
+            done = last[0]
+            # copies: wrappers (the root solver's proof, the book's marks) edit what they get
+            progress(replace(done, moves=[replace(m) for m in done.moves], pv=list(done.pv),
+                             search_nodes=nodes, elapsed=now - t0, searching=depth))
+
+        return iteration, tick
 
     def _convert(self, position: Position, r: ABResult, t0: float, k: int, analysis: bool,
                  final: bool = True) -> SearchResult:

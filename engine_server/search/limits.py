@@ -140,6 +140,9 @@ class SearchResult:
     # Proven bounds of the root's final disc margin (side to move's view); equal when solved.
     lower: int = -64
     upper: int = 64
+    # A progress report of a depth-first search: the depth of the iteration under way (its
+    # moves and PV are the last finished iteration's, ``iterations`` deep); 0 otherwise.
+    searching: int = 0
 
     @property
     def exact(self) -> bool:

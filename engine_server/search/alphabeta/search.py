@@ -12,6 +12,7 @@ import numpy as np
 
 from engine_server.eval.features import eval_tables
 from engine_server.game import PASS, Position
+from engine_server.log import get_logger
 
 from .probcut import (
     MPC_SHAPE,
@@ -52,6 +53,8 @@ ASPIRATION = 2 * SCALE    # its half width
 # s instead of 4.1-10.2 s.
 END_JUMP = 8
 END_JUMP_FROM = 10
+
+log = get_logger("alphabeta")
 
 
 @dataclass
@@ -96,6 +99,7 @@ class AlphaBeta:
         self._helpers: list[np.ndarray] = []   # the helper threads' control arrays
         self._gen = 0
         self._reused = 0.0
+        self._searching: list[np.ndarray] = []   # the control arrays of the search under way
         self._lock = threading.Lock()
 
     def clear(self) -> None:
@@ -138,7 +142,9 @@ class AlphaBeta:
                moves: list[int] | None = None,
                selectivity: int = SEL_EXACT, mpc: np.ndarray | None = None,
                threads: int = 1,
-               raise_to: Sequence[tuple[int, np.ndarray | None]] = ()) -> ABResult:
+               raise_to: Sequence[tuple[int, np.ndarray | None]] = (),
+               on_tick: Callable[[int, int], None] | None = None,
+               tick_interval: float = 0.5) -> ABResult:
         """``moves``: search only these root moves (the book builder values the moves that
         leave its book this way).  ``selectivity`` < SEL_EXACT probes with the margins ``mpc``
         (int64 [61, 65], see eval/mpc.py).  ``threads`` > 1 adds helper threads that search
@@ -149,7 +155,11 @@ class AlphaBeta:
         Once a selective iteration reaches the end of the game with budget left, the search
         goes on at the same depth with each of them in turn, as Edax's endgame raises its
         selectivity (73% ... 100%) instead of stopping: the time left is spent on a surer
-        answer, and the last level is an exact solve."""
+        answer, and the last level is an exact solve.
+
+        ``on_tick(depth, nodes)``: called every ``tick_interval`` seconds from the clock's
+        thread with the depth of the iteration under way and the nodes of every thread so far,
+        so that a long iteration still reports (``on_iteration`` comes only as one ends)."""
         # the first level and the ones it may rise to, checked alike
         levels: list[tuple[int, np.ndarray]] = []
         for k, (lv, m) in enumerate([(selectivity, mpc), *raise_to]):
@@ -162,7 +172,8 @@ class AlphaBeta:
         sel, margins = levels.pop(0)
         with self._lock:
             return self._search(position, deadline, stop, max_depth, max_nodes, analysis,
-                                on_iteration, moves, sel, margins, max(1, int(threads)), levels)
+                                on_iteration, moves, sel, margins, max(1, int(threads)), levels,
+                                on_tick, tick_interval)
 
     def _helper_ctls(self, n: int) -> list[np.ndarray]:
         while len(self._helpers) < n:
@@ -173,7 +184,9 @@ class AlphaBeta:
                 stop: threading.Event | None, max_depth: int, max_nodes: int | None,
                 analysis: bool, on_iteration: Callable[[ABResult], None] | None,
                 only: list[int] | None, sel: int, mpc: np.ndarray, threads: int,
-                levels: list[tuple[int, np.ndarray]]) -> ABResult:
+                levels: list[tuple[int, np.ndarray]],
+                on_tick: Callable[[int, int], None] | None = None,
+                tick_interval: float = 0.5) -> ABResult:
         t0 = time.monotonic()
         P, O = position.bitboards()
         rules = np.int64(int(position.rules))
@@ -186,6 +199,7 @@ class AlphaBeta:
         known = int(known_children(self.keys, self.data, P, O, rules))
         self._reused = known / len(legal) if legal != [PASS] else 0.0
         helpers = self._helper_ctls(threads - 1)
+        self._searching = [ctl] + helpers
         self._gen = (self._gen + 1) & 255
         for c in [ctl] + helpers:
             c[:SCRATCH] = 0
@@ -199,20 +213,33 @@ class AlphaBeta:
         empties = position.empties
         max_depth = max(1, min(max_depth, empties + 1))
         timer_done = threading.Event()
+        depth = 0   # the iteration under way, which the clock's progress ticks report
+
+        def tick() -> None:
+            assert on_tick is not None
+            try:
+                on_tick(depth, self._nodes())
+            except Exception:  # a failed report must not stop the clock that ends the search
+                log.exception("progress_tick_failed")
 
         def watch() -> None:
+            next_tick = t0 + tick_interval
             while not timer_done.is_set():
                 if stop is not None and stop.is_set():
                     break
-                if deadline is not None and time.monotonic() >= deadline:
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
                     break
+                if on_tick is not None and now >= next_tick:
+                    tick()
+                    next_tick = now + tick_interval
                 timer_done.wait(0.002)
             ctl[STOP] = 1
             for c in helpers:
                 c[STOP] = 1
 
         watcher = None
-        if deadline is not None or stop is not None:
+        if deadline is not None or stop is not None or on_tick is not None:
             watcher = threading.Thread(target=watch, name="ab-clock", daemon=True)
             watcher.start()
         order = list(legal)
@@ -228,7 +255,6 @@ class AlphaBeta:
         values: dict[int, int] = {}   # finished iterations' root values
         done_sel = sel                # the level of the last finished iteration
         raised = False                # searching the end again at a higher level
-        depth = 0
         try:
             while depth < max_depth or raised:
                 if not raised:
@@ -308,9 +334,7 @@ class AlphaBeta:
             ctl[STOP] = 0
         if best is None:  # not even depth 1 finished: the first legal move
             best = Iteration(0, 0, order[0], int(ctl[NODES]), 0.0, False, sel)
-        r = self._result(position, best, moves_info, t0, stopped_by, order, done_sel)
-        r.nodes += sum(int(c[NODES]) for c in helpers)
-        return r
+        return self._result(position, best, moves_info, t0, stopped_by, order, done_sel)
 
     def _iteration(self, P: np.uint64, O: np.uint64, rules: np.int64, order: list[int],
                    depth: int, lo: int, hi: int, analysis: bool, mpc: np.ndarray,
@@ -327,6 +351,11 @@ class AlphaBeta:
         return shared_root(self.W, self.keys, self.data, P, O, rules, order, depth, lo, hi,
                            analysis, mpc, ctl, helpers, scores, kinds)
 
+    def _nodes(self) -> int:
+        """Nodes of the search under way so far, every thread's: the progress reports, at the
+        end of an iteration or at a tick, count them alike."""
+        return sum(int(c[NODES]) for c in self._searching)
+
     def _result(self, position: Position, best: Iteration,
                 moves_info: dict[int, tuple[float, int, int]], t0: float, stopped_by: str,
                 order: list[int], done_sel: int) -> ABResult:
@@ -334,7 +363,7 @@ class AlphaBeta:
         # an unfinished iteration's move reports the last finished depth: one less, or the
         # same end of the game when the iteration was one at a higher level
         depth = best.depth if best.complete or best.sel != done_sel else max(0, best.depth - 1)
-        return ABResult(best.move, best.score / SCALE, depth, int(self.ctl[NODES]),
+        return ABResult(best.move, best.score / SCALE, depth, self._nodes(),
                         time.monotonic() - t0, pv, dict(moves_info), stopped_by,
                         self._reused, done_sel)
 
