@@ -207,6 +207,46 @@ def test_a_selective_search_reports_its_depth_and_confidence():
         h.close()
 
 
+def test_a_long_go_shows_its_search_as_it_goes_and_then_its_move():
+    """``set depth 60`` and ``go`` out of the book: a search of minutes.  NBoard shows it
+    through search lines (PV, eval and depth of the last finished iteration), nodestats and the
+    status bar (the depth under way).  The report interval is the handler's parameter and the
+    test waits for lines, not for a time; then it ends the search as a move is wanted, keeping
+    its answer."""
+    from engine_server.game import Game
+    from protocol.nboard import parse_hint_line
+
+    h = Harness("nboard", agent="ab:threads=1")
+    h.handler.go_interval = 0.01
+    try:
+        moves = ["F5", "D6", "C3", "D3", "C4", "F4", "F6", "F3", "E6", "E7"]
+        pos = Game.from_moves([m.lower() for m in moves]).position
+        h.send(*(f"move {m}" for m in moves), "set depth 60", "ping 1", "go")
+        thinking = re.compile(r"status thinking: depth (\d+)")
+        h.wait_for(lambda ls: sum(1 for ln in ls if thinking.fullmatch(ln)) >= 3, 60)
+        assert h.session.busy   # a depth-60 search does not end by itself in this time
+        h.session.interrupt()
+        lines = h.wait_for(lambda ls: any(ln.startswith("=== ") for ln in ls), 60)
+        h.wait()
+        lines = list(h.lines)
+        move_at = next(i for i, ln in enumerate(lines) if ln.startswith("=== "))
+        before, after = lines[lines.index("pong 1") + 1:move_at], lines[move_at + 1:]
+        searches = [parse_hint_line(ln) for ln in before if ln.startswith("search ")]
+        assert searches and all(s.pv[0] in pos.legal_moves() for s in searches)
+        depths = [int(s.depth) for s in searches]
+        under_way = [int(thinking.fullmatch(ln).group(1)) for ln in before
+                     if thinking.fullmatch(ln)]
+        assert depths == sorted(depths) and under_way == sorted(under_way)
+        assert min(under_way) > min(depths) >= 1
+        # a nodestats line with each report, and the search's own before its move
+        nodes = [int(ln.split()[1]) for ln in before if ln.startswith("nodestats ")]
+        assert len(nodes) == len(searches) + 1 and nodes == sorted(nodes)
+        # the answer closes the request: nothing of the search after it
+        assert after == ["status"] and lines[move_at - 1].startswith("nodestats ")
+    finally:
+        h.close()
+
+
 # --- the end of input -----------------------------------------------------------------------
 def _engine(*args: str) -> list[str]:
     import sys

@@ -33,6 +33,9 @@ from .registry import CommandRegistry
 log = get_logger("nboard")
 
 HINT_INTERVAL = 0.5
+# A go reports its search at least this often once it runs longer (two intervals at most
+# between lines, as a report that comes early is dropped and the next is due an interval on).
+GO_INTERVAL = 0.4
 
 # A command gets the rest of its line and the time it arrived; it answers (if at all) through
 # the session's output, often later, from the search worker.
@@ -59,7 +62,7 @@ class NBoardHandler:
     commands: CommandRegistry[NBoardCommand] = CommandRegistry("NBoard")
 
     def __init__(self, session: Session, timeman: TimeManager | None = None,
-                 hint_interval: float = HINT_INTERVAL):
+                 hint_interval: float = HINT_INTERVAL, go_interval: float = GO_INTERVAL):
         self.session = session
         self.out = session.output
         self.timeman = timeman or TimeManager(lag_buffer=session.options.move_overhead)
@@ -68,6 +71,7 @@ class NBoardHandler:
         self.times: list[float | None] = []     # seconds used per move, aligned with the game
         self.tc: ggf.TimeControl | None = None
         self.hint_interval = hint_interval
+        self.go_interval = go_interval
         # Set once the request now running (go, hint, analyze) has written its answer.
         self._answered = threading.Event()
         self._answered.set()
@@ -328,6 +332,15 @@ class NBoardHandler:
             limits.deadline = received + budget
         self._status("thinking")
         answered = self._owe()
+        reported = [received]
+
+        def report(job: SearchJob, result: SearchResult) -> None:
+            # a quick move writes its answer alone; a long one, what NBoard shows of a
+            # search at least every other interval (the board's eval, the node counter)
+            now = time.monotonic()
+            if now - reported[0] >= self.go_interval:
+                reported[0] = now
+                self.out.write_for(job, *self._progress_lines(result))
 
         def done(job: SearchJob) -> None:
             try:
@@ -344,7 +357,21 @@ class NBoardHandler:
             finally:
                 answered.set()  # before any pondering, which owes nothing
 
-        self.session.start("go", limits, on_done=done, then_ponder=True, record=True)
+        self.session.start("go", limits, on_done=done, on_progress=report,
+                           progress_interval=self.go_interval, then_ponder=True, record=True)
+
+    def _progress_lines(self, result: SearchResult) -> list[str]:
+        """A go's search so far, as NBoard shows it: the best move's line (PV, eval and depth
+        of the last finished iteration) on the board, nodes and seconds in the node counter,
+        and the depth under way in the status bar."""
+        lines = []
+        if result.best_move is not None:
+            lines.append(nb.search_line(result.pv_for(result.best_move), result.eval,
+                                        depth_token(result, self.depth)))
+        lines.append(nb.nodestats_line(result.nodes, result.elapsed))
+        lines.append(nb.status_line(f"thinking: depth {result.searching}"
+                                    if result.searching else "thinking"))
+        return lines
 
     def _clock(self, side: Color) -> Clock | None:
         if self.tc is None or self.tc.main <= 0:
