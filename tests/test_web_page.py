@@ -375,9 +375,15 @@ def test_a_link_reproduces_the_game(server, browser, size):  # noqa: F811
     new_game(page)
     play_moves(page, 3, seed=21)
     moves = moves_of(page)
-    open_record(page)
-    page.locator('[data-action="share"]').click()
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"])
+    share = page.locator('[data-action="share"]')
+    assert share.is_visible()   # with the game, not folded away
+    share.click()
+    page.wait_for_function("() => document.querySelector('[data-role=share-status]')"
+                           ".dataset.copied === 'true'")
+    assert page.inner_text('[data-role="share-status"]') == "Link copied."
     link = page.input_value('[data-role="link"]')
+    assert page.evaluate("() => navigator.clipboard.readText()") == link
     assert "#moves=" + "".join(m for m in moves if m != "pass") in link
     ctx.close()
     fresh = browser.new_context(**SIZES[size])   # another person, nothing stored
@@ -448,6 +454,46 @@ def test_whole_game_analysis_marks_the_moves_that_lost_discs(server, context):
     assert ply(page) == n and page.js_errors == []
 
 
+def marks_of(page: Any) -> list[tuple[int, str, str, str]]:
+    """The move list after an analysis: (ply, move as shown, its mark, its loss)."""
+    return [(int(p), t, m, loss) for p, t, m, loss in page.eval_on_selector_all(
+        ".moves .mv[data-ply]", "els => els.map(e => [e.dataset.ply, e.textContent, "
+        "e.dataset.mark || '', e.dataset.loss || ''])")]
+
+
+def analyse_on_page(page: Any) -> list[tuple[int, str, str, str]]:
+    page.locator('[data-action="analyze"]').click()
+    page.wait_for_function("() => document.querySelector('[data-role=analysis]')"
+                           ".dataset.done === 'true'", timeout=180_000)
+    return marks_of(page)
+
+
+@ON_A_DESKTOP
+def test_a_live_game_analysed_after_a_hint_has_the_marks_of_the_same_moves_from_a_link(
+        server, browser, size):  # noqa: F811
+    ctx = browser.new_context(**SIZES[size])
+    page = open_page(ctx, server.url)
+    new_game(page, agent="preset:easy")
+    play_moves(page, 3, seed=8)
+    show_hint(page)   # a hint before the analysis, as a player asks for one
+    play_moves(page, 9, seed=9)
+    live = analyse_on_page(page)
+    assert live[0][2] == "" and live[0][3] == "0" and not live[0][1].endswith("?")
+    assert all(loss != "" for _, t, _, loss in live if t != "pass")
+    note = page.inner_text('[data-role="analysis"]')
+    assert "book moves never" in note and "or more is marked" in note   # the threshold, said
+    page.locator('[data-action="share"]').click()
+    link = page.input_value('[data-role="link"]')
+    ctx.close()
+    fresh = browser.new_context(**SIZES[size])
+    other = open_page(fresh, link)
+    other.wait_for_function("() => document.querySelector('[data-role=board]').dataset.ply "
+                            f"=== '{len(live)}'")
+    assert analyse_on_page(other) == live
+    assert other.js_errors == []
+    fresh.close()
+
+
 # --- dark theme and reduced motion --------------------------------------------------------
 @ON_A_DESKTOP
 def test_dark_theme_and_reduced_motion_follow_the_system(server, browser, size):  # noqa: F811
@@ -471,6 +517,87 @@ def test_dark_theme_and_reduced_motion_follow_the_system(server, browser, size):
         ctx.close()
     assert looks["light"][0] == "flip" and looks["dark"][0] == "none"
     assert looks["light"][1] > 180 > 60 > looks["dark"][1]
+
+
+# --- disc icons and the bar's value: read in both themes, at both sizes ----------------------
+ICONS_JS = """() => {
+  const rgb = (t) => (t.match(/rgba?\\([^)]*\\)/g) || [])
+    .map((c) => c.match(/[\\d.]+/g).map(Number));
+  const lum = (c) => {
+    const f = (v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+  };
+  const ratio = (a, b) => {
+    const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+    return (x + 0.05) / (y + 0.05);
+  };
+  const behind = (el) => {
+    for (let e = el.parentElement; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor)[0];
+      if (c && (c.length < 4 || c[3] > 0)) return c;
+    }
+    return [255, 255, 255];
+  };
+  return Array.from(document.querySelectorAll(".chip")).map((el) => {
+    const cs = getComputedStyle(el);
+    const stops = rgb(cs.backgroundImage);
+    const fill = stops.length ? stops[stops.length - 1] : rgb(cs.backgroundColor)[0];
+    const ring = rgb(cs.borderTopColor)[0];
+    const bg = behind(el);
+    return {black: el.classList.contains("black"), fill: lum(fill),
+            edge: Math.max(ratio(fill, bg), parseFloat(cs.borderTopWidth) >= 1.5
+                           ? ratio(ring, bg) : 0),
+            size: el.getBoundingClientRect().width};
+  });
+}"""
+
+
+def test_every_disc_icon_and_the_bars_value_read_in_light_and_dark(server, browser, size):  # noqa: F811
+    ctx = browser.new_context(**SIZES[size])
+    page = open_page(ctx, server.url)
+    new_game(page)
+    play_moves(page, 2, seed=4)
+    page.wait_for_function("() => document.querySelector('[data-role=evaltext]')"
+                           ".textContent !== ''", timeout=60_000)
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        icons = page.evaluate(ICONS_JS)
+        assert sorted(i["black"] for i in icons) == [False, True]   # the counter's two
+        for icon in icons:
+            # its colour: a black disc near black, a white one near white, whatever the theme
+            assert (icon["fill"] < 0.05) if icon["black"] else (icon["fill"] > 0.6), icon
+            # and its outline stands out from what is behind it (3:1, WCAG's for graphics)
+            assert icon["edge"] >= 3, (scheme, icon)
+            assert icon["size"] >= 14
+        text = page.locator('[data-role="evaltext"]')
+        look = text.evaluate("e => [getComputedStyle(e).transform, getComputedStyle(e).fontSize,"
+                             " getComputedStyle(document.body).fontSize]")
+        # level (a translation at most) and at least the body's size
+        assert look[0] == "none" or look[0].startswith("matrix(1, 0, 0, 1,"), look
+        assert float(look[1].rstrip("px")) >= float(look[2].rstrip("px")), look
+        box = text.bounding_box()
+        bar = page.locator('[data-role="evalbar"]').bounding_box()
+        assert box is not None and bar is not None and box["width"] <= bar["width"] + 0.5
+        assert [x for x in low_contrast(page) if "evaltext" in x or "count" in x] == []
+    assert page.js_errors == []
+    ctx.close()
+
+
+# --- the graph's axis fits the game -------------------------------------------------------
+@ON_A_DESKTOP
+def test_the_graph_spans_the_game_so_far(server, context):
+    page = open_page(context, server.url)
+    new_game(page)
+    play_moves(page, 5, seed=2)
+    n = ply(page)
+    page.wait_for_function("() => document.querySelector('.graph .dot.analysis') !== null",
+                           timeout=60_000)
+    assert page.get_attribute('[data-role="graph"]', "data-plies") == str(max(8, n))
+    right = max(page.eval_on_selector_all(".graph .dot", "els => els.map(e => Number("
+                                          "e.getAttribute('cx')))"))
+    assert right >= 300 * (n - 1) / max(8, n) - 1   # the last point near the right edge
+    ticks = page.eval_on_selector_all(".graph .tick", "els => els.map(e => e.textContent)")
+    assert ticks and all(0 < int(t) < max(8, n) for t in ticks)
 
 
 # --- the phone: New game brings the board back ---------------------------------------------
@@ -542,6 +669,10 @@ def test_a_side_whose_clock_runs_out_loses_and_the_board_stops(server, context):
 def test_the_board_editor_sets_up_a_position_the_engine_plays_from(server, context):
     page = open_page(context, server.url)
     new_game(page)
+    open_record(page)   # an earlier import's error, which the new position must clear
+    page.fill('[data-role="record"]', "f5 zz")
+    page.locator('[data-action="import"]').click()
+    page.locator('[data-role="error"]').wait_for(state="visible")
     page.locator("summary", has_text="Set up a position").click()
     page.locator('[data-action="edit"]').click()
     page.locator('[data-action="edit-clear"]').click()
@@ -557,6 +688,10 @@ def test_the_board_editor_sets_up_a_position_the_engine_plays_from(server, conte
                            ".dataset.editing === 'false' && document.body.dataset.phase "
                            "=== 'human'")
     assert board_text(page) == edited
+    assert page.locator('[data-role="error"]').count() == 0
+    box = page.locator('[data-role="board"]').bounding_box()   # back in view
+    height = page.viewport_size["height"] if page.viewport_size else 900
+    assert box is not None and box["y"] < height and box["y"] + box["height"] > 0
     legal = sorted(page.eval_on_selector_all('[data-legal="true"]',
                                              "els => els.map(e => e.dataset.square)"))
     black = sum(1 << i for i, c in enumerate(edited) if c == "b")
@@ -826,6 +961,7 @@ def test_no_number_on_the_page_has_more_than_two_decimals_or_reads_minus_zero(se
     texts_hint = page_texts(page)
     analysed_page(page)
     for text in texts_hint + page_texts(page):
+        assert not re.search(r"(?<![\d.])[+\u2212-]?1 discs", text), text   # "1 disc"
         assert not re.search(r"\d\.\d{3,}", text), text
         assert not re.search(r"(?<![\w.])[-\u2212]0(\.0+)?(?![\d.])", text), text
     assert page.js_errors == []

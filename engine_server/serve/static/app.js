@@ -330,12 +330,30 @@
     }
   }
 
+  // The link is copied and shown; the page says which, as a clipboard may refuse (an http
+  // page other than localhost has none).
   function shareLink() {
     const url = location.origin + location.pathname + "#" + linkFragment(state);
     const box = $('[data-role="link"]');
+    const said = $('[data-role="share-status"]');
+    box.hidden = false;
     box.value = url;
     box.select();
-    if (navigator.clipboard) navigator.clipboard.writeText(url).catch(() => {});
+    const copied = () => { said.textContent = "Link copied."; said.dataset.copied = "true"; };
+    const shown = () => {
+      said.textContent = "Select the link below and copy it.";
+      said.dataset.copied = "false";
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(url).then(copied, () => {
+        try { if (document.execCommand("copy")) { copied(); return; } } catch (e) { /* below */ }
+        shown();
+      });
+    } else {
+      let done = false;
+      try { done = document.execCommand("copy"); } catch (e) { done = false; }
+      if (done) copied(); else shown();
+    }
   }
 
   // A game from a link or from storage: the players of the controls, then its moves.
@@ -1094,10 +1112,11 @@
           const a = analysis && analysis.moves[cell.ply - 1];
           if (a && a.loss !== null) {
             b.dataset.loss = String(a.loss);
-            if (a.loss >= 2) {
-              b.classList.add(a.loss >= 6 ? "blunder" : "mistake");
-              b.title = `lost ${num(a.loss)} discs; best ${a.best}`;
-              b.textContent = `${cell.m}${a.loss >= 6 ? "??" : "?"}`;
+            b.title = verdictText(a);
+            if (a.mark) {
+              b.classList.add(a.mark === "??" ? "blunder" : "mistake");
+              b.dataset.mark = a.mark;
+              b.textContent = `${cell.m}${a.mark}`;
             }
           }
           if (cell.ply === shown) b.setAttribute("aria-current", "true");
@@ -1144,7 +1163,9 @@
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     const NS = "http://www.w3.org/2000/svg";
     const W = 300, H = 120;
-    const MAXP = Math.max(60, s.ply);
+    // the axis spans the game (a short game is not squeezed into the left edge)
+    const MAXP = Math.max(8, s.ply);
+    const step = MAXP >= 30 ? 10 : MAXP >= 12 ? 5 : 2;
     const series = seriesOf();
     const judged = analystSeries();
     const values = s.evals.map(([, v]) => v).concat(Array.from(judged.values()));
@@ -1158,7 +1179,12 @@
       svg.appendChild(e);
       return e;
     };
-    for (let p = 10; p < MAXP; p += 10) el("line", { x1: x(p), y1: 0, x2: x(p), y2: H }, "grid");
+    for (let p = step; p < MAXP; p += step) {
+      el("line", { x1: x(p), y1: 0, x2: x(p), y2: H }, "grid");
+      const t = el("text", { x: x(p) + 2, y: H / 2 + 10 }, "label tick");
+      t.textContent = String(p);
+    }
+    svg.dataset.plies = String(MAXP);
     el("line", { x1: 0, y1: H / 2, x2: W, y2: H / 2 }, "axis");
     el("line", { x1: x(shownPly()), y1: 0, x2: x(shownPly()), y2: H }, "now");
     el("text", { x: 4, y: 11 }, "label").textContent = `black +${Math.round(span)}`;
@@ -1175,7 +1201,7 @@
         dot.dataset.ply = String(p);
         dot.dataset.value = String(v);
         const tip = document.createElementNS(NS, "title");
-        tip.textContent = `ply ${p}: ${num(v, 1, true)} discs for black (${whose})`;
+        tip.textContent = `ply ${p}: ${discs(v, 1, true)} for black (${whose})`;
         dot.appendChild(tip);
       }
     };
@@ -1184,9 +1210,9 @@
     draw(pts, "analysis", "analysis", `the analyst, ${analystLabel()}`);
     if (analysis) {
       for (const [k, a] of Object.entries(analysis.moves)) {
-        if (a.loss !== null && a.loss >= 2 && a.after !== null) {
+        if (a.mark && a.after !== null) {
           const mark = el("circle", { cx: x(Number(k) + 1).toFixed(1), cy: y(a.after).toFixed(1),
-                                      r: "3.2" }, a.loss >= 6 ? "mark blunder" : "mark mistake");
+                                      r: "3.2" }, a.mark === "??" ? "mark blunder" : "mark mistake");
           mark.dataset.ply = String(Number(k) + 1);
         }
       }
@@ -1242,7 +1268,7 @@
     const d = details[from];
     const effort = d ? effortText(d) : "";
     bar.title = v === null ? `The analyst (${analystLabel()}) has not valued this position yet.`
-      : `${num(v, 1, true)} discs for black at the end with good play, by the analyst `
+      : `${discs(v, 1, true)} for black at the end with good play, by the analyst `
         + `(${analystLabel()}${effort ? `, ${effort}` : ""})`
         + (from !== p ? `; the last position it valued, after move ${from}` : "");
   }
@@ -1271,18 +1297,50 @@
     const note = $('[data-role="analysis"]');
     if (!analysis) { note.textContent = ""; delete note.dataset.done; return; }
     const all = Object.values(analysis.moves);
-    const bad = all.filter((a) => a.loss !== null && a.loss >= 2);
+    const bad = all.filter((a) => a.mark);
     note.dataset.done = String(analysis.done);
     note.dataset.marked = String(bad.length);
     if (!analysis.done) {
-      note.textContent = `Analysing… ${all.length} of ${state.ply} moves`;
+      note.textContent = `Analysing… ${all.length} of ${plural(state.ply, "move")}`;
       return;
     }
     const side = (c) => bad.filter((a) => a.color === c).reduce((t, a) => t + a.loss, 0);
-    note.textContent = bad.length
-      ? `${bad.length} move${bad.length > 1 ? "s" : ""} lost 2 discs or more (marked ? and ??). `
-        + `Discs lost: black ${num(side("black"))}, white ${num(side("white"))}.`
-      : "No move lost 2 discs or more.";
+    const lost = `Discs lost at them: black ${num(side("black"))}, white ${num(side("white"))}.`;
+    const found = bad.length ? `${plural(bad.length, "move")} marked (? and ??). ${lost}`
+      : "No move marked.";
+    note.textContent = `${found} ${thresholdText(all)}`;
+  }
+
+  // What a mark means, from the analysed moves: a search's value is marked only where the loss
+  // passes twice the spread of a value of that depth at that stage of the game (the server's
+  // figure, per move), an exact value from 2 discs, a book move never.
+  function thresholdText(all) {
+    const searched = all.filter((a) => !a.book && !a.exact && a.mistake);
+    const parts = [];
+    if (searched.length) {
+      const lo = Math.min(...searched.map((a) => a.mistake));
+      const hi = Math.max(...searched.map((a) => a.mistake));
+      const depths = [...new Set(searched.map((a) => a.depth).filter((d) => d))];
+      const range = lo === hi ? discs(lo) : `${num(lo)} to ${discs(hi)}`;
+      parts.push(`a loss of ${range} or more is marked where the values are searched`
+        + (depths.length === 1 ? ` ${depths[0]} plies deep` : "")
+        + " (twice the spread of such a value at that stage of the game: less is noise)");
+    }
+    if (all.some((a) => a.exact)) parts.push("from 2 discs where they are exact");
+    if (all.some((a) => a.book)) parts.push("book moves never");
+    return parts.length ? `Marks: ${parts.join("; ")}.` : "";
+  }
+
+  // One analysed move in words, for its title in the move list.
+  function verdictText(a) {
+    if (a.book) {
+      return a.loss > 0 ? `book move, ${discs(a.loss)} below the book's best, ${a.best}`
+        : "book move: the book's best";
+    }
+    if (a.mark) return `lost ${discs(a.loss)}; best ${a.best}`;
+    if (!a.loss) return a.value === null ? "the only move" : "the best move found";
+    return `${discs(a.loss)} below ${a.best}, within the search's noise here `
+      + `(marked from ${discs(a.mistake)})`;
   }
 
   // --- board editor ---------------------------------------------------------------------
@@ -1302,6 +1360,9 @@
     hints = null;
     analysis = null;
     resetClock();
+    // back to the board, without what earlier requests left said (an import's error)
+    for (const place of Array.from(errors.keys())) clearError(place);
+    $('[data-role="board"]').scrollIntoView({ block: "nearest" });
     send({ type: "import", text: ggfText([], start, side, state.rules) });
   }
 
@@ -1325,7 +1386,7 @@
     const effort = [effortText(msg), msg.nodes ? `${fmt(msg.nodes)} nodes` : ""]
       .filter(Boolean).join(" · ");
     const who = NAMES[msg.color];
-    const ev = `${num(msg.eval, 1, true)} discs for ${who}`;
+    const ev = `${discs(msg.eval, 1, true)} for ${who}`;
     const hint = msg.kind === "hint";
     const what = hint ? `Analyst (${analystLabel()})` : `${state ? sideName(state, msg.color) : who} thinking`;
     const budget = hint ? hintBudget : state ? (state.time || 0) : 0;
@@ -1356,6 +1417,16 @@
     const f = 10 ** digits;
     const r = (Math.sign(v) * Math.round(Math.abs(v) * f)) / f || 0;   // -0 and NaN: 0
     return (signed && r > 0 ? "+" : "") + String(r);
+  }
+
+  // "1 disc", "+1 disc", "2.5 discs": the noun agrees with the number as printed.
+  function discs(v, digits = 1, signed = false) {
+    const t = num(v, digits, signed);
+    return `${t} ${Math.abs(Number(t)) === 1 ? "disc" : "discs"}`;
+  }
+
+  function plural(n, noun) {
+    return `${n} ${noun}${n === 1 ? "" : "s"}`;
   }
 
   // The analyst's value of a position (black's discs), from the live evaluation: the state
