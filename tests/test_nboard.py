@@ -222,7 +222,7 @@ def test_a_long_go_shows_its_search_as_it_goes_and_then_its_move():
         moves = ["F5", "D6", "C3", "D3", "C4", "F4", "F6", "F3", "E6", "E7"]
         pos = Game.from_moves([m.lower() for m in moves]).position
         h.send(*(f"move {m}" for m in moves), "set depth 60", "ping 1", "go")
-        thinking = re.compile(r"status thinking: depth (\d+)")
+        thinking = re.compile(r"status thinking: depth (\d+) done, (\d+) under way")
         h.wait_for(lambda ls: sum(1 for ln in ls if thinking.fullmatch(ln)) >= 3, 60)
         assert h.session.busy   # a depth-60 search does not end by itself in this time
         h.session.interrupt()
@@ -234,10 +234,11 @@ def test_a_long_go_shows_its_search_as_it_goes_and_then_its_move():
         searches = [parse_hint_line(ln) for ln in before if ln.startswith("search ")]
         assert searches and all(s.pv[0] in pos.legal_moves() for s in searches)
         depths = [int(s.depth) for s in searches]
-        under_way = [int(thinking.fullmatch(ln).group(1)) for ln in before
-                     if thinking.fullmatch(ln)]
+        statuses = [m for m in map(thinking.fullmatch, before) if m]
+        under_way = [int(m.group(2)) for m in statuses]
         assert depths == sorted(depths) and under_way == sorted(under_way)
-        assert min(under_way) > min(depths) >= 1
+        assert all(int(m.group(2)) > int(m.group(1)) >= 1 for m in statuses)
+        assert {int(m.group(1)) for m in statuses} <= set(depths)
         # a nodestats line with each report, and the search's own before its move
         nodes = [int(ln.split()[1]) for ln in before if ln.startswith("nodestats ")]
         assert len(nodes) == len(searches) + 1 and nodes == sorted(nodes)

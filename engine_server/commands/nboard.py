@@ -363,14 +363,18 @@ class NBoardHandler:
     def _progress_lines(self, result: SearchResult) -> list[str]:
         """A go's search so far, as NBoard shows it: the best move's line (PV, eval and depth
         of the last finished iteration) on the board, nodes and seconds in the node counter,
-        and the depth under way in the status bar."""
+        and the depths finished and under way in the status bar."""
         lines = []
         if result.best_move is not None:
             lines.append(nb.search_line(result.pv_for(result.best_move), result.eval,
                                         depth_token(result, self.depth)))
         lines.append(nb.nodestats_line(result.nodes, result.elapsed))
-        lines.append(nb.status_line(f"thinking: depth {result.searching}"
-                                    if result.searching else "thinking"))
+        status = "thinking"
+        if result.search_nodes and result.iterations:  # a depth-first search
+            status += f": depth {result.iterations} done"
+            if result.searching:
+                status += f", {result.searching} under way"
+        lines.append(nb.status_line(status))
         return lines
 
     def _clock(self, side: Color) -> Clock | None:
