@@ -481,7 +481,7 @@ def test_a_live_game_analysed_after_a_hint_has_the_marks_of_the_same_moves_from_
     assert live[0][2] == "" and live[0][3] == "0" and not live[0][1].endswith("?")
     assert all(loss != "" for _, t, _, loss in live if t != "pass")
     note = page.inner_text('[data-role="analysis"]')
-    assert "book moves never" in note and "or more is marked" in note   # the threshold, said
+    assert "book moves never" in note and "marked from a loss of" in note   # the threshold
     page.locator('[data-action="share"]').click()
     link = page.input_value('[data-role="link"]')
     ctx.close()

@@ -1321,10 +1321,10 @@
       const lo = Math.min(...searched.map((a) => a.mistake));
       const hi = Math.max(...searched.map((a) => a.mistake));
       const depths = [...new Set(searched.map((a) => a.depth).filter((d) => d))];
-      const range = lo === hi ? discs(lo) : `${num(lo)} to ${discs(hi)}`;
-      parts.push(`a loss of ${range} or more is marked where the values are searched`
-        + (depths.length === 1 ? ` ${depths[0]} plies deep` : "")
-        + " (twice the spread of such a value at that stage of the game: less is noise)");
+      const range = lo === hi ? discs(lo) : `${num(lo)} to ${discs(hi)} by the stage of the game`;
+      parts.push("a searched move is marked from a loss of " + range
+        + (depths.length === 1 ? ` (values ${depths[0]} plies deep` : " (values")
+        + " stray by about half that from a deeper search's: a smaller loss is noise)");
     }
     if (all.some((a) => a.exact)) parts.push("from 2 discs where they are exact");
     if (all.some((a) => a.book)) parts.push("book moves never");
