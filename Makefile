@@ -10,6 +10,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+BEAT   := $(PYTHON) tools/heartbeat.py
 # loadgroup: the tests marked xdist_group (one Dask cluster, one browser per module) share a worker.
 WORKERS := $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")
 XDIST  ?= -n $(WORKERS) --dist loadgroup
@@ -23,13 +24,15 @@ setup: $(STAMP)
 # tools on the other: the project and what it runs on first, then both at once. The dev tools come
 # from pyproject's list (a second `pip install -e '.[dev]'` would rebuild the project under the
 # compiling process).
+# Each quiet step says every 10 s that it is still working (tools/heartbeat.py), and the
+# kernels' compile reports its groups as it goes: nothing is silent for minutes.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
+	$(BEAT) "setup: upgrading pip" -- $(PY) -m pip install --quiet --upgrade pip
+	$(BEAT) "setup: installing the project and what it runs on" -- $(PY) -m pip install --quiet -e .
 	$(PY) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['dev'], sep='\n')" > $(VENV)/dev-requirements.txt
 	$(VENV)/bin/othello-engine --precompile & compiling=$$!; \
-	$(PY) -m pip install --quiet -r $(VENV)/dev-requirements.txt; installed=$$?; \
+	$(BEAT) "setup: installing the dev tools (beside the compile)" -- $(PY) -m pip install --quiet -r $(VENV)/dev-requirements.txt; installed=$$?; \
 	wait $$compiling && test $$installed = 0
 	touch $(STAMP)
 
