@@ -11,8 +11,8 @@ from engine_server.game.bitboard import REVERSED, STANDARD, U0, U1, U
 
 # Corners, the other edge squares, the inner squares, then the squares next to a corner (C,
 # then X); reversed rules: inner, edge, C, X squares, corners.  To depth 16 at 74% on the 50
-# midgame positions: 29.7M nodes against 33.2M in square order, reversed 66.9M against 82.9M
-# (docs/search.md).
+# midgame positions, fewer nodes than in square order under either rules
+# (docs/notes/2026-11-search-tuning.md, "The order of a depth-1 node's moves, and killers").
 _CORNERS = U(0x8100000000000081)
 _XC = U(0x42C300000000C342)
 _LEAF_EDGE = U(0xFF818181818181FF) & ~_CORNERS & ~_XC

@@ -72,10 +72,10 @@ def apply_lag(t: float, lag: float) -> float:
 
 
 # The last 18 empties cost next to nothing: at a second a move the solver has proved the end by
-# then and answers in milliseconds (0.05-0.08 s a move from 20 empties on in matches on a 15 s
-# clock), and agents without one play them from a tree that is mostly built.  Planning over
-# every move to the end left about half of the clock unused, planning to 12 empties a quarter
-# (docs/notes/matches/clock.md).  What is left at 18 empties is still spent, a share a move.
+# then and answers quickly, and agents without one play them from a tree that is mostly built.
+# Planning over every move to the end left about half of the clock unused, planning to 12
+# empties a quarter (docs/notes/matches/clock.md).  What is left at 18 empties is still spent,
+# a share a move.
 FREE_ENDGAME_EMPTIES = 18
 RESERVE_MOVES = 2   # moves of weight 1 kept in every plan, so the end never starves
 

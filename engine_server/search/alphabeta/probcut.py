@@ -11,7 +11,7 @@ from numba import njit
 # Multi-ProbCut (Buro 1997, in Edax's form): at depth >= MPC_MIN_DEPTH a null-window search of
 # the shallow depth predicts the deep value; when it lies beyond the window by the margin
 # t * sigma(empties, depth) the node is cut.  Levels 2..6 are Egaroucid's confidences; 50% and
-# 60% below them cut more than any published engine does: 3-5 plies deeper in a second, but no
+# 60% below them cut more than any published engine does: deeper in a second, but no
 # stronger in play than 74% (docs/search.md); SEL_EXACT searches full width.  The table keeps
 # the level in 3 bits, so SEL_EXACT must stay <= 7.  ``mpc`` tables hold the margin in score
 # units per [depth, empties].

@@ -79,9 +79,10 @@ DEFER_DEPTH = 5           # threads sharing a search (ctl[SHARED]) defer busy mo
 # A null-window node that searches to the end of the game with at most this many empties is
 # solved by the exact solver's small-node kernels instead: no evaluation at the leaves, the
 # solver's parity order and stability cuts (Edax hands such nodes to its endgame search below 15
-# empties).  To the end at 74% from 24-26 empties: 11.2 s for 20 positions against 19.4 s
-# without, 14.4 s from 8 empties; from 14 empties, through the solver's table-using layer with
-# a table of its own, 13.3 s: above SIMPLE the probes cut more than the solver saves.
+# empties).  To the end at 74% from 24-26 empties that is much faster than without, and faster
+# than from 8 empties; from 14 empties, through the solver's table-using layer with a table of
+# its own, it was slower: above SIMPLE the probes cut more than the solver saves
+# (docs/search.md, "Near the end").
 ENDGAME_EMPTIES = SIMPLE
 # a ply's slot holds its moves and keys (130 words), then the reply view and one child's indices
 assert FEAT >= 130 and FEAT + 2 * N_READS <= KILLER and KILLER + 2 <= SLOT

@@ -59,13 +59,14 @@ EVAL_ORDER_MIN = 12  # nodes with at least this many empties also order moves by
 EVAL_ORDER_WEIGHT = 16  # key units per 1/64 disc of the child's evaluation (mobility: 4096)
 
 # From this many empties a child's evaluation is the value of a search of depth
-# (n - ORDER_SEARCH_MIN) // 3 + 2 (Edax orders its big endgame nodes by shallow searches too): on
-# FFO #40-#49, 985M nodes and 78.6 s instead of 1,335M and 94.7 s (docs/endgame.md)
+# (n - ORDER_SEARCH_MIN) // 3 + 2 (Edax orders its big endgame nodes by shallow searches too):
+# on FFO #40-#49 fewer nodes and less time than the static evaluation's order
+# (docs/notes/2026-11-endgame-tuning.md, "Faster nodes, the table's move first, ...")
 ORDER_SEARCH_MIN = 16
 _BIG = 1 << 20
 # A move's ordering search only needs to tell moves near the node's alpha apart: values more than
-# this far below it (1/64 disc) stay bounds, as Edax's window alpha - 8 does (FFO #40-#49: 481M
-# nodes against 486M with the full window)
+# this far below it (1/64 disc) stay bounds, as Edax's window alpha - 8 does (on FFO #40-#49 a
+# few nodes fewer than with the full window; docs/notes/2026-11-endgame-tuning.md)
 PROBE_MARGIN = 8 * 64
 # where child_eval keeps its indices: after the first child's square and flips
 _FB = EVAL_SCRATCH + 2

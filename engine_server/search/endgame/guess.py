@@ -3,14 +3,14 @@
 The exact solver searches a window of width 2 around a guess (every final score is even, so
 such a window either proves the guess or returns a bound to move it to), as Edax and
 Egaroucid solve after their selective passes.  With a good guess most of the tree is searched
-against a null window instead of the full one.  On FFO #40-#49 with the true score as the guess
-the solver needs about half the nodes of a full-window solve (docs/endgame.md, "Aspiration").
+against a null window instead of the full one (docs/endgame.md, "Aspiration from a quick
+estimate").
 
 The guess is the value of the midgame search over the evaluation, at the lowest Multi-ProbCut
-selectivity (74%) and ``GUESS_DEPTH`` plies, on a small table of its own: about 11 ms a
-position at 20-26 empties here, and within 2 discs of the exact score on 15 of FFO #40-#59 (9
-exact; mean error 2.1 discs).  Depth 14 took twice as long for no better a guess (15 within 2
-discs, 4 exact, mean error 2.5), and FFO #40-#49 needed 481M nodes after it against 476M.
+selectivity (74%) and ``GUESS_DEPTH`` plies, on a small table of its own: quick at 20-26
+empties, and usually within 2 discs of the exact score on FFO #40-#59.  Depth 14 took longer
+for no better a guess and no fewer solver nodes after it (the measurements:
+docs/notes/2026-11-endgame-tuning.md, "Aspiration from a quick estimate").
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ disc, the quadrants of parity).
 
 ``_last1``, ``_side2`` and ``_child2`` are inlined where they are called (numba's
 ``inline="always"``): a call between kernels passes every argument and costs about as much as
-these small bodies (FFO #40-#44 about 5% faster).  Inlining ``_side3`` and ``_solve3`` as well
-tripled the solver's compile time (50 s to 150 s here) for no measurable gain."""
+these small bodies (inlined, FFO #40-#44 is measurably faster).  Inlining ``_side3`` and
+``_solve3`` as well multiplied the solver's compile time for no measurable gain."""
 
 from __future__ import annotations
 

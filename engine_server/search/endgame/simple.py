@@ -1,12 +1,12 @@
 """The exact solver's null-window nodes from SHALLOW + 1 to SIMPLE empties, with small tables
 of their own instead of the transposition table (as Egaroucid's ``nega_alpha_end_simple_nws``).
 
-Table nodes of 7 to 11 empties were a tenth of a solve's nodes and took about half its time
-(FFO #40), much of it in probes of the big table that miss the cache and in the sort keys.
+Table nodes of 7 to 11 empties were a small share of a solve's nodes and a large share of its
+time, much of it in probes of the big table that miss the cache and in the sort keys.
 Here each thread keeps, for each number of empties from SHALLOW + 1 (6) to SIMPLE (11), a
 table of ``LOCAL_SIZE`` entries in its control array (144 KiB in all, which stays in the
 core's cache); the nodes of 6 empties, sorted here instead of in parity order, cost more each
-but are fewer (FFO #40-#44: 11% fewer nodes than with ``SHALLOW = 6``, a little faster).  A
+but are fewer (FFO #40-#44: fewer nodes than with ``SHALLOW = 6``, and a little faster).  A
 node looks its children up there while it keys them: a child already known to fail high ends
 the node at once, and one known to fail low is not searched again.  A child that leaves the
 opponent one reply or none is searched at once (it is likely the refutation); the others are

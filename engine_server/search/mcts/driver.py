@@ -1,7 +1,7 @@
 """The anytime search driver every tree agent runs on.
 
 Python owns the clock, the stop flag, progress reports, tree reuse and memory growth; the
-iterations themselves run in :func:`tree.run_batch` batches of a few milliseconds.
+iterations themselves run in :func:`batch.run_batch` batches of a few milliseconds.
 """
 
 from __future__ import annotations
