@@ -12,8 +12,8 @@ A later fit on new data only minimises
 which is the joint fit with the earlier positions' quadratic replaced by its diagonal (a
 Laplace approximation, as in elastic weight consolidation); ``K`` (``--prior-weight``, 2) makes
 up part of the off-diagonal terms it leaves out.  On two halves of WTHOR the anchored fit kept
-97% of what fitting both halves at once gains over one half, and WTHOR's state with 1.1M
-self-play positions came within 0.02 disc of the joint fit on both data sets' held-out games
+nearly all of what fitting both halves at once gains over one half, and WTHOR's state with
+self-play positions came close to the joint fit on both data sets' held-out games
 (docs/evaluation.md, "Carrying a fit forward").
 
 Format (``numpy.savez_compressed``): ``mean`` and ``precision`` float32 [stages, N_WEIGHTS],

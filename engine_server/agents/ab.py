@@ -296,8 +296,8 @@ AB = AgentInfo(
                         "one of them", min=1, max=64),)
     + ROOT_PARAMS + COMMON_PARAMS, _make)
 
-# best probes at 74% confidence: 72.5% for 93% against full width and 57.5% for 74% against
-# 93% at 0.5 s a move, 60 games each (docs/best-agent.md)
+# best probes at 74% confidence: 93% beat full width and 74% beat 93%, and no other level was
+# stronger than 74% (docs/best-agent.md; the matches in docs/notes/2026-11-best-agent-history.md)
 BEST_SELECTIVITY = 74
 
 BEST = AgentInfo(

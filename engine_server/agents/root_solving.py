@@ -56,7 +56,8 @@ def auto_empties(seconds: float | None) -> int:
 
     That is about three empties above where the exact margin usually finishes in time: there
     the win/draw/loss proof still does (and keeps the tree's move honest), which halved the
-    non-maximal moves at 19-20 empties at 0.35 s a move (docs/matches/root-solve-threshold.md).
+    non-maximal moves at 19-20 empties at 0.35 s a move
+    (docs/notes/matches/root-solve-threshold.md).
     """
     if seconds is None:
         return 20

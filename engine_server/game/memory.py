@@ -9,7 +9,8 @@ counting of the arrays a recursive kernel passes down.
   its first byte starts a cache line, and a bucket no larger than a line then never straddles two.
 * numba counts references to every array argument of a compiled function: each call of a
   recursive kernel with five arrays made ten atomic updates of their counts (a quarter of the
-  midgame search's perf samples; without them it ran 1.19x faster).  Kernels that allocate
+  midgame search's perf samples, and it ran measurably faster without them; the measurements:
+  ``docs/notes/2026-11-endgame-tuning.md``, "Memory").  Kernels that allocate
   nothing and keep no array beyond the call are compiled with ``**NO_REFCOUNT`` (numba's
   ``_nrt=False``): the arrays belong to the Python caller for the whole search, so the counts
   are not needed.  A kernel that tried to allocate under it would fail to compile, not misbehave.
