@@ -3,12 +3,15 @@
 Every relative link in ``README.md`` and ``docs/**/*.md`` (``[text](target)``, images and
 reference definitions; not inside code) names an existing file or folder, and a ``#anchor`` into
 a Markdown file names one of its headings, slugged as GitHub slugs them.  Every ``docs/...``
-path named in the code (``.py`` files outside ``tests/``, and the ``Makefile``) exists.  The
-checkers are tested on hand-made pages too, so the contract cannot pass by checking nothing.
+path named in the code (``.py`` files outside ``tests/``, and the ``Makefile``) exists, and so
+does every path the docs name in inline code that starts ``docs/`` (or ``notes/``, on a page of
+``docs/``); ``docs/reference/`` is left out there, as its ``docs/`` paths are other repositories'.
+The checkers are tested on hand-made pages too, so the contract cannot pass by checking nothing.
 """
 
 from __future__ import annotations
 
+import glob
 import pathlib
 import re
 import urllib.parse
@@ -110,6 +113,27 @@ def broken_links(page: pathlib.Path, root: pathlib.Path = ROOT) -> list[str]:
     return problems
 
 
+def missing_named_paths(page: pathlib.Path, root: pathlib.Path = ROOT) -> list[str]:
+    """The paths a page names in inline code (``docs/...``, and ``notes/...`` on a page of
+    ``docs/``) that do not exist; a pattern with ``*`` must match something."""
+    rel = page.relative_to(root).as_posix()
+    problems = []
+    for n, line in _prose_lines(page.read_text(encoding="utf-8"), blank_code=False):
+        for m in _INLINE_CODE.finditer(line):
+            words = m.group(0).strip("`").split()
+            named = words[0].rstrip(".,;:)") if words else ""
+            if named.startswith("docs/"):
+                base = root
+            elif named.startswith("notes/") and re.fullmatch(r"docs/[^/]+", rel):
+                base = root / "docs"
+            else:
+                continue
+            found = glob.glob(str(base / named)) if "*" in named else (base / named).exists()
+            if not found:
+                problems.append(f"{rel}:{n}: {named}")
+    return problems
+
+
 def markdown_pages(root: pathlib.Path = ROOT) -> list[pathlib.Path]:
     return sorted([root / "README.md", *(root / "docs").rglob("*.md")])
 
@@ -142,6 +166,12 @@ def test_every_relative_link_of_the_docs_resolves():
     pages = markdown_pages()
     assert len(pages) > 20, pages
     problems = [p for page in pages for p in broken_links(page)]
+    assert not problems, "\n".join(problems)
+
+
+def test_every_docs_path_the_docs_name_exists():
+    pages = [p for p in markdown_pages() if "reference" not in p.relative_to(ROOT).parts]
+    problems = [p for page in pages for p in missing_named_paths(page)]
     assert not problems, "\n".join(problems)
 
 
@@ -193,6 +223,23 @@ def test_the_link_checker_finds_what_is_broken(tmp_path):
         "docs/page.md:10: ../nowhere.md: no such file",
         "docs/page.md:11: #nothing-here: no heading #nothing-here in docs/page.md",
     ], problems
+
+
+def test_the_named_path_checker_finds_what_is_missing(tmp_path):
+    (tmp_path / "docs" / "notes").mkdir(parents=True)
+    (tmp_path / "docs" / "notes" / "a.md").write_text("# A\n")
+    page = tmp_path / "docs" / "page.md"
+    page.write_text("\n".join([
+        "`docs/notes/a.md`, `notes/a.md` and `docs/notes/*.md`; `deep.py` is not a docs path",
+        "`docs/notes/b.md`, `notes/gone.md`, `docs/old-*.md` (`docs/x.md section 2`)",
+        "```",
+        "`docs/in-a-fence.md`",
+        "```",
+    ]))
+    assert missing_named_paths(page, tmp_path) == [
+        "docs/page.md:2: docs/notes/b.md", "docs/page.md:2: notes/gone.md",
+        "docs/page.md:2: docs/old-*.md", "docs/page.md:2: docs/x.md",
+    ]
 
 
 def test_the_code_path_checker_finds_what_is_missing(tmp_path):
