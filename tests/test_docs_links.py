@@ -4,8 +4,9 @@ Every relative link in ``README.md`` and ``docs/**/*.md`` (``[text](target)``, i
 reference definitions; not inside code) names an existing file or folder, and a ``#anchor`` into
 a Markdown file names one of its headings, slugged as GitHub slugs them.  Every ``docs/...``
 path named in the code (``.py`` files outside ``tests/``, and the ``Makefile``) exists, and so
-does every path the docs name in inline code that starts ``docs/`` (or ``notes/``, on a page of
-``docs/``); ``docs/reference/`` is left out there, as its ``docs/`` paths are other repositories'.
+does every path the docs name in inline code that starts ``docs/`` (or ``notes/`` on a page of
+``docs/``, ``matches/`` on a page of ``docs/notes/``); ``docs/reference/`` is left out there, as
+its ``docs/`` paths are other repositories'.
 The checkers are tested on hand-made pages too, so the contract cannot pass by checking nothing.
 """
 
@@ -114,8 +115,9 @@ def broken_links(page: pathlib.Path, root: pathlib.Path = ROOT) -> list[str]:
 
 
 def missing_named_paths(page: pathlib.Path, root: pathlib.Path = ROOT) -> list[str]:
-    """The paths a page names in inline code (``docs/...``, and ``notes/...`` on a page of
-    ``docs/``) that do not exist; a pattern with ``*`` must match something."""
+    """The paths a page names in inline code (``docs/...``, ``notes/...`` on a page of ``docs/``,
+    ``matches/...`` on a page of ``docs/notes/``) that do not exist; a pattern with ``*`` must
+    match something."""
     rel = page.relative_to(root).as_posix()
     problems = []
     for n, line in _prose_lines(page.read_text(encoding="utf-8"), blank_code=False):
@@ -126,6 +128,8 @@ def missing_named_paths(page: pathlib.Path, root: pathlib.Path = ROOT) -> list[s
                 base = root
             elif named.startswith("notes/") and re.fullmatch(r"docs/[^/]+", rel):
                 base = root / "docs"
+            elif named.startswith("matches/") and re.fullmatch(r"docs/notes/[^/]+", rel):
+                base = root / "docs" / "notes"
             else:
                 continue
             found = glob.glob(str(base / named)) if "*" in named else (base / named).exists()
@@ -240,6 +244,11 @@ def test_the_named_path_checker_finds_what_is_missing(tmp_path):
         "docs/page.md:2: docs/notes/b.md", "docs/page.md:2: notes/gone.md",
         "docs/page.md:2: docs/old-*.md", "docs/page.md:2: docs/x.md",
     ]
+    (tmp_path / "docs" / "notes" / "matches").mkdir()
+    (tmp_path / "docs" / "notes" / "matches" / "results.jsonl").write_text("{}\n")
+    note = tmp_path / "docs" / "notes" / "note.md"
+    note.write_text("`matches/results.jsonl`, match `x`; `matches/x-results.json`\n")
+    assert missing_named_paths(note, tmp_path) == ["docs/notes/note.md:1: matches/x-results.json"]
 
 
 def test_the_code_path_checker_finds_what_is_missing(tmp_path):
