@@ -1,7 +1,7 @@
 """Faster typing of recursive kernels that declare their signature.
 
 The searches are recursive kernels with an explicit signature (``_pvs``, the solver's ``_deep``
-and ``_shallow``) whose bodies are large once their helpers are inlined.  numba types a call of a
+and ``shallow``) whose bodies are large once their helpers are inlined.  numba types a call of a
 kernel to itself by cloning the caller's whole type inference and running it again without the
 recursive calls, to learn what the function returns (``TypeInferer.return_types_from_partial``);
 it does so at every recursive call site, again on each pass of the propagation, even when the
@@ -13,7 +13,7 @@ When every return of the function being typed has a type locked by its declared 
 type is the answer the clone would have to agree with (numba casts each return to it), so it is
 returned at once; everything else (signatures numba infers, functions that declare none) takes
 numba's own path.  The machine code is the same either way (the assembly of ``_pvs``, ``_deep``
-and ``_shallow`` compared byte for byte, numba 0.68).  ``OTHELLO_RECURSION_TYPING=numba`` turns
+and ``shallow`` compared byte for byte, numba 0.68).  ``OTHELLO_RECURSION_TYPING=numba`` turns
 it off; numba versions without the method are left as they are.
 """
 

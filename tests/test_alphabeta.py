@@ -199,7 +199,7 @@ def test_an_open_window_searches_past_the_table_and_a_null_window_trusts_it():
     from engine_server.eval import mpc as M
     from engine_server.search import alphabeta as AB
     from engine_server.search.alphabeta.pvs import _pvs
-    from engine_server.search.alphabeta.table import _NO_MOVE, GEN, _store
+    from engine_server.search.alphabeta.table import GEN, NO_MOVE, store
 
     W = default_weights(STANDARD)
     level = AB.SELECTIVITY_PCT.index(74)
@@ -209,8 +209,8 @@ def test_an_open_window_searches_past_the_table_and_a_null_window_trusts_it():
 
     def poison(ab, child):
         cP, cO = child.bitboards()
-        _store(ab.keys, ab.data, cP, cO, np.int64(STANDARD), np.int64(-AB.INF), np.int64(AB.INF),
-               np.int64(false), np.int64(60), np.int64(_NO_MOVE), ab.ctl[GEN],
+        store(ab.keys, ab.data, cP, cO, np.int64(STANDARD), np.int64(-AB.INF), np.int64(AB.INF),
+               np.int64(false), np.int64(60), np.int64(NO_MOVE), ab.ctl[GEN],
                np.int64(AB.SEL_EXACT))
 
     checked = 0
@@ -316,11 +316,11 @@ def test_a_bucket_keeps_the_deeper_entry_of_the_search_and_takes_every_new_one()
     from engine_server.search import alphabeta as AB
     from engine_server.search.alphabeta.table import (
         BUSY,
-        _slot,
-        _store,
         entry_depth,
         new_table,
         probe,
+        slot,
+        store,
     )
 
     keys, data = new_table(10)
@@ -332,7 +332,7 @@ def test_a_bucket_keeps_the_deeper_entry_of_the_search_and_takes_every_new_one()
     while True:
         P = np.uint64(rng.integers(1 << 62)) & np.uint64(0x00FF00FF00FF00FF)
         O = np.uint64(rng.integers(1 << 62)) & ~P & np.uint64(0x0000FFFF0000FFFF)
-        i = int(_slot(keys, P, O))
+        i = int(slot(keys, P, O))
         assert i % 2 == 0
         same = by_bucket.setdefault(i, [])
         if (P, O) not in same:
@@ -342,24 +342,24 @@ def test_a_bucket_keeps_the_deeper_entry_of_the_search_and_takes_every_new_one()
     (a, b, c, d, e) = same
     rules = np.int64(STANDARD)
 
-    def store(pos, depth, gen):
-        _store(keys, data, pos[0], pos[1], rules, np.int64(-10), np.int64(10), np.int64(3),
+    def put(pos, depth, gen):
+        store(keys, data, pos[0], pos[1], rules, np.int64(-10), np.int64(10), np.int64(3),
                np.int64(depth), np.int64(19), np.int64(gen), np.int64(AB.SEL_EXACT))
 
     def depth_of(pos):
         w = probe(keys, data, np.int64(i), pos[0], pos[1], rules)
         return None if w == 0 else int(entry_depth(w))
 
-    store(a, 5, 1)
-    store(b, 3, 1)
+    put(a, 5, 1)
+    put(b, 3, 1)
     assert (depth_of(a), depth_of(b)) == (5, 3)          # two positions, one bucket
-    store(c, 2, 1)
+    put(c, 2, 1)
     assert (depth_of(a), depth_of(b), depth_of(c)) == (5, None, 2)   # the shallower goes
-    store(a, 6, 1)
+    put(a, 6, 1)
     assert (depth_of(a), depth_of(c)) == (6, 2)           # a position's own entry is updated
-    store(d, 1, 2)                                         # a new search: older entries go first,
+    put(d, 1, 2)                                         # a new search: older entries go first,
     assert (depth_of(a), depth_of(c), depth_of(d)) == (6, None, 1)  # the shallower of them
-    store(e, 1, 2)
+    put(e, 1, 2)
     assert (depth_of(a), depth_of(d), depth_of(e)) == (None, 1, 1)  # then the deep old one
     assert probe(keys, data, np.int64(i), d[0], d[1], np.int64(REVERSED)) == 0   # rules differ
 

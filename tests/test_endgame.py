@@ -242,7 +242,7 @@ def _boards_of_four_empties(seed: int, count: int) -> list[tuple[int, int]]:
 @pytest.mark.parametrize("rules", [0, 1])
 def test_nodes_of_four_empties_search_as_the_general_shallow_node(rules):
     # _solve4 tries the four empties in turn instead of generating the moves: the same order,
-    # values and node counts as _shallow over the generated moves, in every window
+    # values and node counts as shallow over the generated moves, in every window
     ctl_a = np.zeros(ET.CTL_SIZE, dtype=np.int64)
     ctl_b = np.zeros(ET.CTL_SIZE, dtype=np.int64)
     passes = 0
@@ -252,7 +252,7 @@ def test_nodes_of_four_empties_search_as_the_general_shallow_node(rules):
         for alpha, beta in ((-65, 65), (-1, 1), (3, 4), (-20, -10), (10, 30)):
             a, b = np.int64(alpha), np.int64(beta)
             v = ES._solve4(P, O, a, b, np.int64(rules), ctl_a)
-            w = ES._shallow(P, O, a, b, np.int64(4), np.int64(rules), ctl_b, ES.UNKNOWN_MOVES)
+            w = ES.shallow(P, O, a, b, np.int64(4), np.int64(rules), ctl_b, ES.UNKNOWN_MOVES)
             assert v == w and ctl_a[ET.NODES] == ctl_b[ET.NODES], (int(P), int(O), alpha, beta)
     assert passes > 3  # the pass branch ran
 
@@ -267,8 +267,8 @@ def test_shallow_nodes_given_their_moves_search_as_when_they_generate_them():
             moves = bb.legal_moves(P, O)
             for alpha in (-65, -3, 0, 8):
                 a, b, r, n = np.int64(alpha), np.int64(alpha + 1), np.int64(rules), np.int64(5)
-                v = ES._shallow(P, O, a, b, n, r, ctl_a, moves)
-                w = ES._shallow(P, O, a, b, n, r, ctl_b, ES.UNKNOWN_MOVES)
+                v = ES.shallow(P, O, a, b, n, r, ctl_a, moves)
+                w = ES.shallow(P, O, a, b, n, r, ctl_b, ES.UNKNOWN_MOVES)
                 assert v == w and ctl_a[ET.NODES] == ctl_b[ET.NODES]
 
 
@@ -470,7 +470,7 @@ def test_second_process_loads_cached_solver_kernels():
     second = _probe()
     assert second["out"] == first["out"]
     assert second["out"]["budget"][0] is False
-    for name in ("solve_root_eval", "_deep", "_simple", "_shallow"):
+    for name in ("solve_root_eval", "_deep", "simple", "shallow"):
         assert second["stats"][name][0] >= 1, (name, second["stats"])
     for name, (hits, misses) in second["stats"].items():
         assert misses == 0, (name, hits, misses)
@@ -557,13 +557,13 @@ def test_sort_keys_of_nodes_ordered_by_the_evaluation_read_each_child_in_full():
             continue
         i0 = np.int64(0)
         count = ED._sort_keys(P, O, moves, np.int64(n), i0, np.int64(base), i0, tt, ctl, E_)
-        odd = np.uint64(EL._odd_quadrants(np.uint64(~(P | O))))
+        odd = np.uint64(EL.odd_quadrants(np.uint64(~(P | O))))
         for i in range(count):
             m = np.uint64(1 << int(ctl[base + i]))
             f = np.uint64(bb.flips(P, O, m))
             nP, nO = np.uint64(O ^ f), np.uint64(P ^ f ^ m)
             replies = np.uint64(bb.legal_moves(nP, nO))
-            want = ESI._child_key(nP, nO, m, odd, replies) \
+            want = ESI.child_key(nP, nO, m, odd, replies) \
                 + ED.EVAL_ORDER_WEIGHT * evaluate_moves(nP, nO, E_, replies)
             assert ctl[base + ET.KEYS + i] == want, (hex(P), hex(O), i)
             checked += 1

@@ -61,18 +61,18 @@ def test_a_torn_table_entry_never_matches():
     Pa, Oa = a.bitboards()
     Pb, Ob = b.bitboards()
     r = np.int64(0)
-    ET._tt_store(tt, Pa, Oa, r, np.int64(-4), np.int64(10), np.int64(19), np.int64(7), np.int64(1))
-    j, d = ET._tt_probe(tt, ET._tt_index(tt, Pa, Oa), Pa, Oa, r)
+    ET.tt_store(tt, Pa, Oa, r, np.int64(-4), np.int64(10), np.int64(19), np.int64(7), np.int64(1))
+    j, d = ET.tt_probe(tt, ET.tt_index(tt, Pa, Oa), Pa, Oa, r)
     # the probe hands back the data word it checked (a second read could be another entry's)
     assert j >= 0 and d == np.int64(tt[j, ET.TT_DATA])
     assert (d >> ET._LO_SHIFT) & 255 == 60 and (d >> ET._UP_SHIFT) & 255 == 74
     other = tt.copy()
-    ET._tt_store(other, Pb, Ob, r, np.int64(2), np.int64(2), np.int64(20), np.int64(7),
+    ET.tt_store(other, Pb, Ob, r, np.int64(2), np.int64(2), np.int64(20), np.int64(7),
                 np.int64(1))
-    k, _ = ET._tt_probe(other, ET._tt_index(other, Pb, Ob), Pb, Ob, r)
+    k, _ = ET.tt_probe(other, ET.tt_index(other, Pb, Ob), Pb, Ob, r)
     tt[j, ET.TT_DATA] = other[k, ET.TT_DATA]   # a's keys with b's data
-    assert ET._tt_probe(tt, ET._tt_index(tt, Pa, Oa), Pa, Oa, r) == (-1, 0)
-    assert ET._tt_probe(tt, ET._tt_index(tt, Pb, Ob), Pb, Ob, r)[0] == -1
+    assert ET.tt_probe(tt, ET.tt_index(tt, Pa, Oa), Pa, Oa, r) == (-1, 0)
+    assert ET.tt_probe(tt, ET.tt_index(tt, Pb, Ob), Pb, Ob, r)[0] == -1
 
 
 def test_stop_and_deadline_end_every_thread():

@@ -117,15 +117,15 @@ else:
         return types.uint64(types.uint64), codegen
 
 
-_NOT_A = U(0xFEFEFEFEFEFEFEFE)     # no disc on file a (the target of a step to file b..h)
-_NOT_H = U(0x7F7F7F7F7F7F7F7F)
+NOT_A = U(0xFEFEFEFEFEFEFEFE)     # no disc on file a (the target of a step to file b..h)
+NOT_H = U(0x7F7F7F7F7F7F7F7F)
 
 
 @njit(cache=True, inline="always")
 def neighbours(X):
     """Squares next to a disc of X (a potential move of the other side needs one)."""
-    l = X & _NOT_A
-    r = X & _NOT_H
+    l = X & NOT_A
+    r = X & NOT_H
     return ((r << S1) | (l >> S1) | (X << S8) | (X >> S8) | (r << S9) | (l >> S9)
             | (l << S7) | (r >> S7))
 

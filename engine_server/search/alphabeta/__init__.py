@@ -19,7 +19,7 @@ Modules, one per concern:
 
 * ``table.py`` - the control array's layout (``NODES``, ``STOP``, ``ROOT_BEST``, ...,
   ``CTL_SIZE``) and the transposition table: an entry's fields are read and written only through
-  its accessors (``entry_*``, ``pack_entry``, ``probe``, ``_store``);
+  its accessors (``entry_*``, ``pack_entry``, ``probe``, ``store``);
 * ``probcut.py`` - Multi-ProbCut's levels (``SELECTIVITY_T``, ``SEL_EXACT``), the margins
   table's shape (``MPC_SHAPE``, ``NO_MPC``) and the probe depth;
 * ``pvs.py`` - the search proper: ``_pvs`` (the probes included), ``search_root``, the leaves,

@@ -26,6 +26,6 @@ NO_MPC = np.zeros(MPC_SHAPE, np.int64)
 
 
 @njit(cache=True, inline="always")
-def _shallow(depth):
+def probe_depth(depth):
     """The probe depth of Multi-ProbCut: about half, same parity (Edax: 4->2, 8->4, 9->5)."""
     return 2 * (depth // 4) + (depth & 1)

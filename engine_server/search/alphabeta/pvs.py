@@ -31,13 +31,12 @@ from engine_server.game.bitboard import (
 from engine_server.game.memory import NO_REFCOUNT, prefetch
 
 from ..bounds import table_cut
-from ..endgame.shallow import SHALLOW, _small
-from ..endgame.simple import SIMPLE, _simple
+from ..endgame.shallow import SHALLOW, small
+from ..endgame.simple import SIMPLE, simple
 from ..endgame.table import NODES as EXACT_NODES
 from ..leaf_order import next_leaf_move
-from .probcut import MPC_MIN_DEPTH, PC_MAX_NEST, SEL_EXACT, _shallow
+from .probcut import MPC_MIN_DEPTH, PC_MAX_NEST, SEL_EXACT, probe_depth
 from .table import (
-    _NO_MOVE,
     ABORTED,
     EXACT,
     FEAT,
@@ -46,6 +45,7 @@ from .table import (
     INF,
     KILLER,
     LIMIT,
+    NO_MOVE,
     NODES,
     PC_NEST,
     POLL,
@@ -56,8 +56,6 @@ from .table import (
     SHARED,
     SLOT,
     STOP,
-    _slot,
-    _store,
     busy_mark,
     entry_depth,
     entry_lower,
@@ -66,6 +64,8 @@ from .table import (
     entry_upper,
     ply_scratch,
     probe,
+    slot,
+    store,
 )
 
 SCALE = 4                 # score units per disc
@@ -119,9 +119,9 @@ def _exact(P, O, alpha, beta, n, rules, ctl, moves):
     e = ctl[EXACT:]
     n0 = e[EXACT_NODES]
     if n <= SHALLOW:
-        v = _small(P, O, a, b, n, rules, e)
+        v = small(P, O, a, b, n, rules, e)
     else:
-        v = _simple(P, O, a, n, rules, e, moves)
+        v = simple(P, O, a, n, rules, e, moves)
     ctl[NODES] += e[EXACT_NODES] - n0
     return SCALE * v
 
@@ -151,7 +151,7 @@ def _etc(P, O, moves, beta, depth, sel, rules, keys, data):
         m = mm & (~mm + U1)
         mm ^= m
         f = flips(P, O, m)
-        j = _slot(keys, O ^ f, P ^ f ^ m)
+        j = slot(keys, O ^ f, P ^ f ^ m)
         prefetch(keys, j)
         prefetch(data, j)
     mm = moves
@@ -161,7 +161,7 @@ def _etc(P, O, moves, beta, depth, sel, rules, keys, data):
         f = flips(P, O, m)
         nP = O ^ f
         nO = P ^ f ^ m
-        dj = probe(keys, data, _slot(keys, nP, nO), nP, nO, rules)
+        dj = probe(keys, data, slot(keys, nP, nO), nP, nO, rules)
         if dj != 0 and entry_depth(dj) >= depth - 1 and entry_sel(dj) >= sel:
             cu = entry_upper(dj)
             if -cu >= beta:
@@ -192,7 +192,7 @@ def _sort_moves(P, O, moves, depth, base, W, keys, data, ctl):
         nO = P ^ f ^ m
         if depth == 3:
             # (deeper, the ETC has asked for the children's lines already)
-            j = _slot(keys, nP, nO)
+            j = slot(keys, nP, nO)
             prefetch(keys, j)
             prefetch(data, j)
         om = legal_moves(nP, nO)
@@ -225,7 +225,7 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     i = 0
     if depth >= 2:
         # the table is read below: ask for its lines now, while the moves are generated
-        i = _slot(keys, P, O)
+        i = slot(keys, P, O)
         prefetch(keys, i)
         prefetch(data, i)
     moves = legal_moves(P, O)
@@ -287,7 +287,7 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
                         break
         return 0 if ctl[ABORTED] != 0 else best
     # transposition table
-    hash_move = _NO_MOVE
+    hash_move = NO_MOVE
     sel = ctl[SEL]
     # a node of the principal variation (an open window) is searched whatever its own entry or
     # ProbCut says, as Edax's PVS_midgame does: its value is the one the root reports, and a
@@ -304,7 +304,7 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
     if not pv and depth >= MPC_MIN_DEPTH and sel < SEL_EXACT and ctl[PC_NEST] < PC_MAX_NEST:
         margin = mpc[depth, 64 - popcount(P | O)]
         if margin > 0:
-            ds = _shallow(depth)
+            ds = probe_depth(depth)
             ctl[PC_NEST] += 1
             cut = 0
             hi = beta + margin
@@ -326,12 +326,12 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
                 return alpha
     alpha0 = alpha
     best = -INF
-    best_move = _NO_MOVE
+    best_move = NO_MOVE
     if depth >= ETC_DEPTH:
         cut, v = _etc(P, O, moves, beta, depth, sel, rules, keys, data)
         if cut:
             return v
-    if hash_move != _NO_MOVE and (moves >> U(hash_move)) & U1:
+    if hash_move != NO_MOVE and (moves >> U(hash_move)) & U1:
         # the table's move first, before the others are sorted: at a cut node it usually
         # ends the node alone, and their keys (an evaluation each) are never needed
         m = U1 << U(hash_move)
@@ -388,7 +388,7 @@ def _pvs(P, O, alpha, beta, depth, ply, W, rules, keys, data, ctl, mpc):
                 alpha = v
                 if alpha >= beta:
                     break
-    _store(keys, data, P, O, rules, alpha0, beta, best, depth, best_move, ctl[GEN], sel)
+    store(keys, data, P, O, rules, alpha0, beta, best, depth, best_move, ctl[GEN], sel)
     return best
 
 
@@ -459,7 +459,7 @@ def search_root(P, O, alpha, beta, depth, W, rules, keys, data, ctl, order, scor
                 if a >= beta:
                     break
     ctl[ROOT_DONE] = 1
-    _store(keys, data, P, O, rules, alpha, beta, best, depth, ctl[ROOT_BEST], ctl[GEN],
+    store(keys, data, P, O, rules, alpha, beta, best, depth, ctl[ROOT_BEST], ctl[GEN],
            ctl[SEL])
     return best
 

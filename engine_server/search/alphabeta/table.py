@@ -1,6 +1,6 @@
 """The midgame search's two arrays shared with Python: the control array (node counters, the
 stop flags the kernels poll, the root's result, per-ply move lists) and the transposition table of
-depth-tagged bounds (:func:`_store`, :func:`table_move`, :func:`known_children`).  The search is
+depth-tagged bounds (:func:`store`, :func:`table_move`, :func:`known_children`).  The search is
 described in engine_server/search/alphabeta/__init__.py."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ CTL_SIZE = EXACT + EXACT_CTL_SIZE
 POLL = 1023
 
 # tt: keys uint64 [size, 2] (P, O); data int64 [size + BUSY]: the entries, two to a bucket
-# (:func:`_slot`), then the marks of the positions some thread is searching now (ABDADA,
+# (:func:`slot`), then the marks of the positions some thread is searching now (ABDADA,
 # :func:`busy_mark`)
 BUSY = 1 << 12
 _OFF = 1 << 15
@@ -44,7 +44,7 @@ _SEL_SHIFT = 58           # the selectivity the bounds were found at (SEL_EXACT:
 _VALID = 1 << 62
 _M16 = (1 << 16) - 1
 _M8 = 255
-_NO_MOVE = 127
+NO_MOVE = 127
 _HK1 = U(0x9E3779B97F4A7C15)
 _HK2 = U(0xC2B2AE3D27D4EB4F)
 _S32 = U(32)
@@ -53,7 +53,7 @@ _S32 = U(32)
 def new_table(bits: int) -> tuple[np.ndarray, np.ndarray]:
     """The table's keys (uint64 [2**bits, 2]) and data words (int64 [2**bits + BUSY], the
     busy marks after the entries), both starting on a cache line, so that each two-entry
-    bucket of :func:`_slot` lies in one line of each."""
+    bucket of :func:`slot` lies in one line of each."""
     return (zeros_on_lines((1 << bits, 2), np.uint64),
             zeros_on_lines(((1 << bits) + BUSY,), np.int64))
 
@@ -78,7 +78,7 @@ def entry_depth(d):
 
 @njit(cache=True, inline="always")
 def entry_move(d):
-    """The best move's square, or _NO_MOVE."""
+    """The best move's square, or NO_MOVE."""
     return (d >> _MOVE_SHIFT) & _M8
 
 
@@ -113,7 +113,7 @@ def ply_scratch(ply):
 
 
 @njit(cache=True, inline="always")
-def _slot(keys, P, O):
+def slot(keys, P, O):
     """The first of the two entries of (P, O)'s bucket.  A bucket is two neighbouring entries,
     so its keys (32 bytes) and data words (16 bytes) each lie in one cache line: the second
     way costs a comparison, not a memory access."""
@@ -133,7 +133,7 @@ def _holds(keys, data, i, P, O):
 
 @njit(cache=True, inline="always")
 def probe(keys, data, i, P, O, rules):
-    """The data word of (P, O)'s entry in the bucket at ``i`` (from :func:`_slot`) under
+    """The data word of (P, O)'s entry in the bucket at ``i`` (from :func:`slot`) under
     ``rules``, or 0 when the bucket holds no such entry."""
     d = data[i]
     if _holds(keys, data, i, P, O):
@@ -154,8 +154,8 @@ def _keep(d, gen):
 
 
 @njit(cache=True)
-def _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
-    i = _slot(keys, P, O)
+def store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
+    i = slot(keys, P, O)
     same = _holds(keys, data, i, P, O)
     if not same:
         if _holds(keys, data, i + 1, P, O):
@@ -200,15 +200,15 @@ def busy_mark(keys, P, O):
 
 @njit(cache=True)
 def store_root(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
-    _store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel)
+    store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel)
 
 
 @njit(cache=True)
 def table_move(keys, data, P, O, rules):
-    d = probe(keys, data, _slot(keys, P, O), P, O, rules)
+    d = probe(keys, data, slot(keys, P, O), P, O, rules)
     if d != 0:
         m = entry_move(d)
-        return -1 if m == _NO_MOVE else m
+        return -1 if m == NO_MOVE else m
     return -1
 
 
@@ -224,6 +224,6 @@ def known_children(keys, data, P, O, rules):
         f = flips(P, O, m)
         nP = O ^ f
         nO = P ^ f ^ m
-        if probe(keys, data, _slot(keys, nP, nO), nP, nO, rules) != 0:
+        if probe(keys, data, slot(keys, nP, nO), nP, nO, rules) != 0:
             n += 1
     return n

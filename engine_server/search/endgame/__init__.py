@@ -6,10 +6,10 @@ Layers, by the number of empty squares ``n`` of a node:
   cutoffs from ``ETC_MIN`` empties, moves sorted fastest-first (fewest opponent replies, corner
   replies counted twice, then corner stability, potential mobility and parity), principal
   variation search;
-* ``SHALLOW < n <= SIMPLE`` with a null window: :func:`_simple` - each thread's small tables in
+* ``SHALLOW < n <= SIMPLE`` with a null window: :func:`simple` - each thread's small tables in
   its control array instead of the big one, children looked up there while they are keyed,
   moves sorted by the opponent's replies and parity;
-* ``4 <= n <= SHALLOW``: :func:`_shallow` - no table (its probes would cost more than these small
+* ``4 <= n <= SHALLOW``: :func:`shallow` - no table (its probes would cost more than these small
   subtrees), moves tried in odd-quadrant-first (parity) order, corners first; at 4 empties
   :func:`_solve4` tries the empties in that order without generating the moves;
 * ``n <= 3``: straight-line solvers; the last move is scored by counting its flips.
@@ -40,15 +40,15 @@ threads writing it at once matches nothing.
 Modules, one per layer of the solver:
 
 * ``table.py`` - the control array's layout (``NODES``, ``LIMIT``, ``ABORTED``, ...,
-  ``CTL_SIZE``) and the transposition table (``_tt_index``, ``_tt_probe``, ``_tt_store``,
+  ``CTL_SIZE``) and the transposition table (``tt_index``, ``tt_probe``, ``tt_store``,
   :func:`new_table`);
-* ``last.py`` - the last three empties (``_last1``, ``_solve2``, ``_solve3``, ...) and the
-  parity quadrants the other layers share (``_odd_quadrants``);
-* ``shallow.py`` - 4 to ``SHALLOW`` empties (``_shallow``, ``_solve4``, ``_small``) and the
+* ``last.py`` - the last three empties (``last1``, ``solve2``, ``solve3``, ...) and the
+  parity quadrants the other layers share (``odd_quadrants``);
+* ``shallow.py`` - 4 to ``SHALLOW`` empties (``shallow``, ``_solve4``, ``small``) and the
   stability bound (``_stable``);
-* ``simple.py`` - null windows up to ``SIMPLE`` empties (``_simple``, its small tables, and the
-  sort keys ``_child_key`` the deep layer uses too);
-* ``deep.py`` - above ``SHALLOW`` empties (``_deep``, ``_any``, ``_order_key``);
+* ``simple.py`` - null windows up to ``SIMPLE`` empties (``simple``, its small tables, and the
+  sort keys ``child_key`` the deep layer uses too);
+* ``deep.py`` - above ``SHALLOW`` empties (``_deep``, ``solve_node``, ``order_key``);
 * ``guess.py`` - the quick selective search whose estimate centres an exact solve's windows from
   ``ASPIRATION_MIN`` empties (width 2, each moved to the bound the last returned);
 * ``solver.py`` - the root (:func:`solve_root_eval`, :func:`solve_root`, ``_table_move``) and
@@ -57,7 +57,7 @@ Modules, one per layer of the solver:
   first, then the exact margin.
 
 The midgame search (``..alphabeta``) finishes its null-window nodes that reach the end with at
-most ``SIMPLE`` empties through ``_small`` and ``_simple``, while ``guess.py`` runs the midgame
+most ``SIMPLE`` empties through ``small`` and ``simple``, while ``guess.py`` runs the midgame
 search: so the names below are loaded on first use, and importing a kernel module loads none of
 the solver's Python API.
 

@@ -25,11 +25,10 @@ from engine_server.game.memory import NO_REFCOUNT, prefetch
 
 from ..bounds import table_cut
 from ..leaf_order import next_leaf_move
-from .last import _odd_quadrants
-from .shallow import SHALLOW, _small, _stable_upper
-from .simple import SIMPLE, _child_key, _simple
+from .last import odd_quadrants
+from .shallow import SHALLOW, small, stable_upper
+from .simple import SIMPLE, child_key, simple
 from .table import (
-    _NO_SQ,
     ABORTED,
     EVAL_SCRATCH,
     EVAL_WORDS,
@@ -38,19 +37,20 @@ from .table import (
     INF,
     KEYS,
     LIMIT,
+    NO_SQ,
     NODES,
     SCRATCH,
     SHARED,
     SLOT,
-    _claim,
-    _pick,
-    _release,
-    _tt_index,
-    _tt_probe,
-    _tt_store,
+    claim,
     entry_lower,
     entry_move,
     entry_upper,
+    pick,
+    release,
+    tt_index,
+    tt_probe,
+    tt_store,
 )
 
 SHARED_MIN = 10      # threads sharing a tree defer busy moves at nodes with this many empties
@@ -79,18 +79,18 @@ _SIG_DEEP = types.int64(types.uint64, types.uint64, types.int64, types.int64, ty
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def _any(P, O, alpha, beta, n, rules, tt, ctl, W):
+def solve_node(P, O, alpha, beta, n, rules, tt, ctl, W):
     if n > SHALLOW:
         return _deep(P, O, alpha, beta, n, rules, tt, ctl, W)
-    return _small(P, O, alpha, beta, n, rules, ctl)
+    return small(P, O, alpha, beta, n, rules, ctl)
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def _order_key(P, O, m, f, odd):
+def order_key(P, O, m, f, odd):
     """Sort key of move ``m`` (flips ``f``): lower is tried first."""
     nP = O ^ f
     nO = P ^ f ^ m
-    return _child_key(nP, nO, m, odd, legal_moves(nP, nO))
+    return child_key(nP, nO, m, odd, legal_moves(nP, nO))
 
 
 @njit(cache=True, **NO_REFCOUNT)
@@ -147,7 +147,7 @@ def _etc(P, O, moves, beta, rules, tt, ctl, nodes0):
         m = mm & (~mm + U1)
         mm ^= m
         f = flips(P, O, m)
-        prefetch(tt, _tt_index(tt, O ^ f, P ^ f ^ m))
+        prefetch(tt, tt_index(tt, O ^ f, P ^ f ^ m))
     mm = moves
     while mm != U0:
         m = mm & (~mm + U1)
@@ -155,11 +155,11 @@ def _etc(P, O, moves, beta, rules, tt, ctl, nodes0):
         f = flips(P, O, m)
         nP = O ^ f
         nO = P ^ f ^ m
-        jc, dc = _tt_probe(tt, _tt_index(tt, nP, nO), nP, nO, rules)
+        jc, dc = tt_probe(tt, tt_index(tt, nP, nO), nP, nO, rules)
         if jc >= 0:
             v = -entry_upper(dc)
             if v >= beta:
-                _tt_store(tt, P, O, rules, v, 64, lowest_square(m), ctl[NODES] - nodes0,
+                tt_store(tt, P, O, rules, v, 64, lowest_square(m), ctl[NODES] - nodes0,
                           ctl[GENERATION])
                 return True, v
     return False, np.int64(0)
@@ -168,12 +168,12 @@ def _etc(P, O, moves, beta, rules, tt, ctl, nodes0):
 @njit(cache=True, inline="always")
 def _sort_keys(P, O, moves, n, alpha, base, rules, tt, ctl, W):
     """The moves' squares, sort keys and flips into the list at ``base``; returns how many.
-    The keys: fastest first (:func:`_order_key`), plus from EVAL_ORDER_MIN empties the
+    The keys: fastest first (:func:`order_key`), plus from EVAL_ORDER_MIN empties the
     evaluation after the move, and from ORDER_SEARCH_MIN a shallow search's value instead (a
     bound where it is more than PROBE_MARGIN below ``alpha``, the node's, in discs)."""
     child_n = n - 1
     count = 0
-    odd = _odd_quadrants(~(P | O))
+    odd = odd_quadrants(~(P | O))
     use_eval = n >= EVAL_ORDER_MIN and W.shape[0] > 1
     probe_depth = (n - ORDER_SEARCH_MIN) // 3 + 2 if n >= ORDER_SEARCH_MIN else 0
     # a runtime value, never a literal, into a recursive kernel (numba #6061)
@@ -189,9 +189,9 @@ def _sort_keys(P, O, moves, n, alpha, base, rules, tt, ctl, W):
         mm ^= m
         f = flips(P, O, m)
         if child_n > SHALLOW:
-            prefetch(tt, _tt_index(tt, O ^ f, P ^ f ^ m))
+            prefetch(tt, tt_index(tt, O ^ f, P ^ f ^ m))
         if use_eval and probe_depth > 0:
-            key = _order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
+            key = order_key(P, O, m, f, odd) + EVAL_ORDER_WEIGHT * \
                 _probe(O ^ f, P ^ f ^ m, probe_depth, -big, probe_beta, W, rules, ctl)
         elif use_eval:
             # the replies serve the key and the evaluation's mobility term alike
@@ -199,9 +199,9 @@ def _sort_keys(P, O, moves, n, alpha, base, rules, tt, ctl, W):
             nO = P ^ f ^ m
             replies = legal_moves(nP, nO)
             e, have = child_eval(ctl, _FB, have, w, m, f, nP, nO, replies)
-            key = _child_key(nP, nO, m, odd, replies) + EVAL_ORDER_WEIGHT * e
+            key = child_key(nP, nO, m, odd, replies) + EVAL_ORDER_WEIGHT * e
         else:
-            key = _order_key(P, O, m, f, odd)
+            key = order_key(P, O, m, f, odd)
         ctl[base + count] = lowest_square(m)
         ctl[base + KEYS + count] = key
         ctl[base + FLIPS + count] = np.int64(f)
@@ -212,14 +212,14 @@ def _sort_keys(P, O, moves, n, alpha, base, rules, tt, ctl, W):
 @njit(_SIG_DEEP, cache=True, **NO_REFCOUNT)
 def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     if n <= SIMPLE and beta - alpha == 1:
-        return _simple(P, O, alpha, n, rules, ctl, legal_moves(P, O))
+        return simple(P, O, alpha, n, rules, ctl, legal_moves(P, O))
     ctl[NODES] += 1
     if ctl[NODES] > ctl[LIMIT]:
         ctl[ABORTED] = 1
         return 0
-    ti = _tt_index(tt, P, O)
+    ti = tt_index(tt, P, O)
     prefetch(tt, ti)
-    upper = _stable_upper(P, O, alpha, rules)
+    upper = stable_upper(P, O, alpha, rules)
     if upper <= alpha:
         return upper
     moves = legal_moves(P, O)
@@ -228,8 +228,8 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
             return disc_score(popcount(P), popcount(O), rules)
         return -_deep(O, P, -beta, -alpha, n, rules, tt, ctl, W)
     nodes0 = ctl[NODES]
-    hash_move = _NO_SQ
-    j, d = _tt_probe(tt, ti, P, O, rules)
+    hash_move = NO_SQ
+    j, d = tt_probe(tt, ti, P, O, rules)
     if j >= 0:
         cut, v, alpha, beta = table_cut(entry_lower(d), entry_upper(d), alpha, beta)
         if cut:
@@ -238,14 +238,14 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     alpha_in = alpha
     child_n = n - 1
     best = -INF
-    best_move = _NO_SQ
+    best_move = NO_SQ
 
     if n >= ETC_MIN:
         cut, v = _etc(P, O, moves, beta, rules, tt, ctl, nodes0)
         if cut:
             return v
 
-    if hash_move != _NO_SQ and (moves >> U(hash_move)) & U1:
+    if hash_move != NO_SQ and (moves >> U(hash_move)) & U1:
         # the table's move first, before the others are sorted: it often ends the node alone
         m = U1 << U(hash_move)
         moves ^= m
@@ -255,7 +255,7 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
             if ctl[ABORTED] != 0:
                 return 0
         else:
-            v = -_small(O ^ f, P ^ f ^ m, -beta, -alpha, child_n, rules, ctl)
+            v = -small(O ^ f, P ^ f ^ m, -beta, -alpha, child_n, rules, ctl)
         best = v
         best_move = hash_move
         if v > alpha:
@@ -274,7 +274,7 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     i = 0
     while i < total:
         if i < count:
-            _pick(ctl, base, i, count)
+            pick(ctl, base, i, count)
             sq = ctl[base + i]
             f = U(ctl[base + FLIPS + i])
         else:
@@ -285,7 +285,7 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
         nP = O ^ f
         nO = P ^ f ^ m
         if shared:
-            row, col, tag, total = _claim(tt, ctl, base, nP, nO, sq,
+            row, col, tag, total = claim(tt, ctl, base, nP, nO, sq,
                                           i <= count and best != -INF, total)
             if tag == U0:
                 continue
@@ -298,16 +298,16 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
                     v = -_deep(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
             if ctl[ABORTED] != 0:
                 if shared:
-                    _release(tt, row, col, tag)
+                    release(tt, row, col, tag)
                 return 0
         elif best == -INF or beta - alpha <= 1:
-            v = -_small(nP, nO, -beta, -alpha, child_n, rules, ctl)
+            v = -small(nP, nO, -beta, -alpha, child_n, rules, ctl)
         else:
-            v = -_small(nP, nO, -alpha - 1, -alpha, child_n, rules, ctl)
+            v = -small(nP, nO, -alpha - 1, -alpha, child_n, rules, ctl)
             if alpha < v < beta:
-                v = -_small(nP, nO, -beta, -alpha, child_n, rules, ctl)
+                v = -small(nP, nO, -beta, -alpha, child_n, rules, ctl)
         if shared:
-            _release(tt, row, col, tag)
+            release(tt, row, col, tag)
         if v > best:
             best = v
             best_move = sq
@@ -325,5 +325,5 @@ def _deep(P, O, alpha, beta, n, rules, tt, ctl, W):
     else:
         lower = best
         upper = best
-    _tt_store(tt, P, O, rules, lower, upper, best_move, ctl[NODES] - nodes0, ctl[GENERATION])
+    tt_store(tt, P, O, rules, lower, upper, best_move, ctl[NODES] - nodes0, ctl[GENERATION])
     return best

@@ -2,10 +2,10 @@
 counting its flips; and the bit-board helpers the deeper layers share (the squares next to a
 disc, the quadrants of parity).
 
-``_last1``, ``_side2`` and ``_child2`` are inlined where they are called (numba's
+``last1``, ``_side2`` and ``_child2`` are inlined where they are called (numba's
 ``inline="always"``): a call between kernels passes every argument and costs about as much as
 these small bodies (inlined, FFO #40-#44 is measurably faster).  Inlining ``_side3`` and
-``_solve3`` as well multiplied the solver's compile time for no measurable gain."""
+``solve3`` as well multiplied the solver's compile time for no measurable gain."""
 
 from __future__ import annotations
 
@@ -33,13 +33,6 @@ _Q0 = U(0x000000000F0F0F0F)
 _Q1 = U(0x00000000F0F0F0F0)
 _Q2 = U(0x0F0F0F0F00000000)
 _Q3 = U(0xF0F0F0F000000000)
-
-_NOT_A = U(0xFEFEFEFEFEFEFEFE)     # no disc on file a (the target of a step to file b..h)
-_NOT_H = U(0x7F7F7F7F7F7F7F7F)
-_S1 = U(1)
-_S7 = U(7)
-_S8 = U(8)
-_S9 = U(9)
 
 
 def _line_counts() -> np.ndarray:
@@ -100,7 +93,7 @@ def _count_last_flips(X, sq):
 
 
 @njit(cache=True, inline="always", **NO_REFCOUNT)
-def _last1(P, O, m, rules):
+def last1(P, O, m, rules):
     """Score of the last empty ``m`` (a single bit): only flips need counting."""
     sq = lowest_square(m)
     n = _count_last_flips(P, sq)
@@ -120,19 +113,19 @@ def _side2(P, O, alpha, beta, a, b, rules):
     best = NO_MOVE
     f = flips(P, O, a) if neighbours(a) & O else U0
     if f != U0:
-        best = -_last1(O ^ f, P ^ f ^ a, b, rules)
+        best = -last1(O ^ f, P ^ f ^ a, b, rules)
         if best >= beta:
             return best
     f = flips(P, O, b) if neighbours(b) & O else U0
     if f != U0:
-        v = -_last1(O ^ f, P ^ f ^ b, a, rules)
+        v = -last1(O ^ f, P ^ f ^ b, a, rules)
         if v > best:
             best = v
     return best
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def _solve2(P, O, alpha, beta, rules, ctl):
+def solve2(P, O, alpha, beta, rules, ctl):
     ctl[NODES] += 1
     E = ~(P | O)
     a = E & (~E + U1)
@@ -194,7 +187,7 @@ def _same_quadrant(x, others):
 
 
 @njit(cache=True, inline="always")
-def _odd_quadrants(E):
+def odd_quadrants(E):
     odd = U0
     if popcount(E & _Q0) & 1:
         odd |= _Q0
@@ -208,7 +201,7 @@ def _odd_quadrants(E):
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def _solve3(P, O, alpha, beta, rules, ctl):
+def solve3(P, O, alpha, beta, rules, ctl):
     ctl[NODES] += 1
     E = ~(P | O)
     a = E & (~E + U1)

@@ -7,7 +7,13 @@ from __future__ import annotations
 from numba import njit, types
 
 from engine_server.game.bitboard import (
+    NOT_A,
+    NOT_H,
     REVERSED,
+    S1,
+    S7,
+    S8,
+    S9,
     U0,
     U1,
     U,
@@ -20,19 +26,7 @@ from engine_server.game.bitboard import (
 )
 from engine_server.game.memory import NO_REFCOUNT
 
-from .last import (
-    _NOT_A,
-    _NOT_H,
-    _S1,
-    _S7,
-    _S8,
-    _S9,
-    NO_MOVE,
-    _last1,
-    _odd_quadrants,
-    _solve2,
-    _solve3,
-)
+from .last import NO_MOVE, last1, odd_quadrants, solve2, solve3
 from .table import INF, NODES
 
 SHALLOW = 5          # nodes with at most this many empties skip the tables and the sorting
@@ -71,20 +65,20 @@ def _full_lines(occ):
     empties along the line in three doubling steps each way (each step's mask keeps a shift
     from wrapping round a board edge), not seven single ones: the stability bound's first and
     largest cost, and FFO #40-#44 a little faster."""
-    f = occ & (occ >> _S1)
+    f = occ & (occ >> S1)
     f &= f >> U(2)
     f &= f >> U(4)
     h = (f & _FILE_A) * _BYTE_ALL
-    v = occ & ((occ >> _S8) | (occ << _S56))
+    v = occ & ((occ >> S8) | (occ << _S56))
     v &= (v >> _S16) | (v << _S48)
     v &= (v >> _S32) | (v << _S32)
     e = ~occ
-    e |= ((e << _S9) & _COLS_1) | ((e >> _S9) & _COLS_1L)
+    e |= ((e << S9) & _COLS_1) | ((e >> S9) & _COLS_1L)
     e |= ((e << _S18) & _COLS_2) | ((e >> _S18) & _COLS_2L)
     e |= ((e << _S36) & _COLS_4) | ((e >> _S36) & _COLS_4L)
     d9 = ~e
     e = ~occ
-    e |= ((e << _S7) & _COLS_1L) | ((e >> _S7) & _COLS_1)
+    e |= ((e << S7) & _COLS_1L) | ((e >> S7) & _COLS_1)
     e |= ((e << _S14) & _COLS_2L) | ((e >> _S14) & _COLS_2)
     e |= ((e << _S28) & _COLS_4L) | ((e >> _S28) & _COLS_4)
     d7 = ~e
@@ -106,10 +100,10 @@ def _stable(X, occ):
     if st == U0:
         return st
     while True:
-        nh = ((st << _S1) & _NOT_A) | ((st >> _S1) & _NOT_H)
-        nv = (st << _S8) | (st >> _S8)
-        n9 = ((st << _S9) & _NOT_A) | ((st >> _S9) & _NOT_H)
-        n7 = ((st << _S7) & _NOT_H) | ((st >> _S7) & _NOT_A)
+        nh = ((st << S1) & NOT_A) | ((st >> S1) & NOT_H)
+        nv = (st << S8) | (st >> S8)
+        n9 = ((st << S9) & NOT_A) | ((st >> S9) & NOT_H)
+        n7 = ((st << S7) & NOT_H) | ((st >> S7) & NOT_A)
         new = X & (safe_h | nh) & (safe_v | nv) & (safe_9 | n9) & (safe_7 | n7)
         if new == st:
             return st
@@ -118,12 +112,12 @@ def _stable(X, occ):
 
 _SIG_SHALLOW = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
                            types.int64, types.int64[::1], types.uint64)
-# ``moves`` of _shallow when the caller has not generated them (no set of legal moves is full)
+# ``moves`` of shallow when the caller has not generated them (no set of legal moves is full)
 UNKNOWN_MOVES = ~U0
 
 
 @njit(cache=True, inline="always")
-def _stable_upper(P, O, alpha, rules):
+def stable_upper(P, O, alpha, rules):
     """An upper bound of the score from the discs that can never flip (the opponent's under
     the standard rules, our own under reversed ones), or INF where it could not cut at alpha
     (then it is not computed)."""
@@ -135,8 +129,8 @@ def _stable_upper(P, O, alpha, rules):
 
 @njit(cache=True, inline="always")
 def _order4(x, odd):
-    # the place of the empty x in the order of _shallow (odd quadrants first, then corners,
-    # middle, X and C squares), the square breaking ties as _shallow's lowest-first walk does
+    # the place of the empty x in the order of shallow (odd quadrants first, then corners,
+    # middle, X and C squares), the square breaking ties as shallow's lowest-first walk does
     k = 0 if x & odd else 3
     if x & _BAD:
         k += 2
@@ -152,21 +146,21 @@ def _try4(P, O, k, alpha, beta, rules, ctl):
     if neighbours(x) & O:
         f = flips(P, O, x)
         if f != U0:
-            return -_solve3(O ^ f, P ^ f ^ x, -beta, -alpha, rules, ctl)
+            return -solve3(O ^ f, P ^ f ^ x, -beta, -alpha, rules, ctl)
     return NO_MOVE
 
 
 @njit(cache=True, **NO_REFCOUNT)
 def _solve4(P, O, alpha, beta, rules, ctl):
-    """A node of 4 empties: _shallow's order and values, without generating the moves (the four
+    """A node of 4 empties: shallow's order and values, without generating the moves (the four
     empties are tried in turn, each first for an opponent's disc next to it, as Edax's
     ``search_solve_4``)."""
     ctl[NODES] += 1
-    upper = _stable_upper(P, O, alpha, rules)
+    upper = stable_upper(P, O, alpha, rules)
     if upper <= alpha:
         return upper
     E = ~(P | O)
-    odd = _odd_quadrants(E)
+    odd = odd_quadrants(E)
     x = E & (~E + U1)
     k1 = _order4(x, odd)
     E ^= x
@@ -222,12 +216,12 @@ def _solve4(P, O, alpha, beta, rules, ctl):
 
 
 @njit(_SIG_SHALLOW, cache=True, **NO_REFCOUNT)
-def _shallow(P, O, alpha, beta, n, rules, ctl, moves):
+def shallow(P, O, alpha, beta, n, rules, ctl, moves):
     """``moves``: the legal moves of P, or UNKNOWN_MOVES (the parent of a null-window node has
     generated them for its move order, and they are not generated twice)."""
     ctl[NODES] += 1
     # stability cutoff, as in _deep: cheap enough to pay off down to 4 empties
-    upper = _stable_upper(P, O, alpha, rules)
+    upper = stable_upper(P, O, alpha, rules)
     if upper <= alpha:
         return upper
     if moves == UNKNOWN_MOVES:
@@ -236,8 +230,8 @@ def _shallow(P, O, alpha, beta, n, rules, ctl, moves):
         replies = legal_moves(O, P)
         if replies == U0:
             return disc_score(popcount(P), popcount(O), rules)
-        return -_shallow(O, P, -beta, -alpha, n, rules, ctl, replies)
-    odd = _odd_quadrants(~(P | O))
+        return -shallow(O, P, -beta, -alpha, n, rules, ctl, replies)
+    odd = odd_quadrants(~(P | O))
     best = -INF
     child_n = n - 1
     for k in range(6):
@@ -258,9 +252,9 @@ def _shallow(P, O, alpha, beta, n, rules, ctl, moves):
             if child_n == 4:
                 v = -_solve4(nP, nO, -beta, -alpha, rules, ctl)
             elif child_n == 3:
-                v = -_solve3(nP, nO, -beta, -alpha, rules, ctl)
+                v = -solve3(nP, nO, -beta, -alpha, rules, ctl)
             else:
-                v = -_shallow(nP, nO, -beta, -alpha, child_n, rules, ctl, UNKNOWN_MOVES)
+                v = -shallow(nP, nO, -beta, -alpha, child_n, rules, ctl, UNKNOWN_MOVES)
             if v > best:
                 best = v
                 if v >= beta:
@@ -271,17 +265,17 @@ def _shallow(P, O, alpha, beta, n, rules, ctl, moves):
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def _small(P, O, alpha, beta, n, rules, ctl):
+def small(P, O, alpha, beta, n, rules, ctl):
     """Solve a node with at most SHALLOW empties (no table, no node budget)."""
     if n > 4:
-        return _shallow(P, O, alpha, beta, n, rules, ctl, UNKNOWN_MOVES)
+        return shallow(P, O, alpha, beta, n, rules, ctl, UNKNOWN_MOVES)
     if n == 4:
         return _solve4(P, O, alpha, beta, rules, ctl)
     if n == 3:
-        return _solve3(P, O, alpha, beta, rules, ctl)
+        return solve3(P, O, alpha, beta, rules, ctl)
     if n == 2:
-        return _solve2(P, O, alpha, beta, rules, ctl)
+        return solve2(P, O, alpha, beta, rules, ctl)
     ctl[NODES] += 1
     if n == 1:
-        return _last1(P, O, ~(P | O), rules)
+        return last1(P, O, ~(P | O), rules)
     return disc_score(popcount(P), popcount(O), rules)

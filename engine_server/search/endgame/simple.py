@@ -22,6 +22,8 @@ import numpy as np
 from numba import njit, types
 
 from engine_server.game.bitboard import (
+    S1,
+    S8,
     U0,
     U1,
     U,
@@ -34,8 +36,8 @@ from engine_server.game.bitboard import (
 )
 from engine_server.game.memory import NO_REFCOUNT
 
-from .last import _S1, _S8, _odd_quadrants
-from .shallow import SHALLOW, _shallow, _stable_upper
+from .last import odd_quadrants
+from .shallow import SHALLOW, shallow, stable_upper
 from .table import (
     FLIPS,
     INF,
@@ -49,7 +51,7 @@ from .table import (
     REPLIES,
     SCRATCH,
     SLOT,
-    _pick,
+    pick,
 )
 
 SIMPLE = 11   # null-window nodes with at most this many empties come here
@@ -70,13 +72,13 @@ _LOCAL_SHIFT = U(64 - LOCAL_BITS)
 @njit(cache=True, inline="always")
 def _corner_stability(X):
     # own corners and the edge squares next to them cannot be flipped
-    s = (((_C_LO & X) << _S1) | ((_C_HI & X) >> _S1) | ((_C_TOP & X) << _S8)
-         | ((_C_BOTTOM & X) >> _S8) | _CORNERS) & X
+    s = (((_C_LO & X) << S1) | ((_C_HI & X) >> S1) | ((_C_TOP & X) << S8)
+         | ((_C_BOTTOM & X) >> S8) | _CORNERS) & X
     return popcount(s)
 
 
 @njit(cache=True, inline="always")
-def _child_key(nP, nO, m, odd, replies):
+def child_key(nP, nO, m, odd, replies):
     # the sort key of the move m to (nP, nO), whose side to move has the moves ``replies``:
     # fewest replies (corners counted twice), then corner stability, potential mobility, parity
     key = (popcount(replies) + popcount(replies & _CORNERS)) << 12
@@ -105,7 +107,7 @@ def _local_store(ctl, e, P, O, rules, lower, upper):
 def _child(nP, nO, alpha, child_n, rules, ctl, replies):
     # a move's value (its parent's view) against the null window (alpha, alpha + 1)
     if child_n > SHALLOW:
-        v = -_simple(nP, nO, -alpha - 1, child_n, rules, ctl, replies)
+        v = -simple(nP, nO, -alpha - 1, child_n, rules, ctl, replies)
         # the child's own bounds: it failed low (v > alpha) or high
         if v > alpha:
             _local_store(ctl, _local(nP, nO, child_n), nP, nO, rules, -64, -v)
@@ -113,7 +115,7 @@ def _child(nP, nO, alpha, child_n, rules, ctl, replies):
             _local_store(ctl, _local(nP, nO, child_n), nP, nO, rules, -v, 64)
         return v
     # child_n == SHALLOW: the replies, found for the move's key, are handed on here too
-    return -_shallow(nP, nO, -alpha - 1, -alpha, child_n, rules, ctl, replies)
+    return -shallow(nP, nO, -alpha - 1, -alpha, child_n, rules, ctl, replies)
 
 
 _SIG_SIMPLE = types.int64(types.uint64, types.uint64, types.int64, types.int64, types.int64,
@@ -121,20 +123,20 @@ _SIG_SIMPLE = types.int64(types.uint64, types.uint64, types.int64, types.int64, 
 
 
 @njit(_SIG_SIMPLE, cache=True, **NO_REFCOUNT)
-def _simple(P, O, alpha, n, rules, ctl, moves):
+def simple(P, O, alpha, n, rules, ctl, moves):
     """Fail-soft value of (P, O) against the null window (alpha, alpha + 1); ``moves`` are the
     legal moves of P, ``n`` (SHALLOW < n <= SIMPLE) the empties."""
     ctl[NODES] += 1
-    upper = _stable_upper(P, O, alpha, rules)
+    upper = stable_upper(P, O, alpha, rules)
     if upper <= alpha:
         return upper
     if moves == U0:
         replies = legal_moves(O, P)
         if replies == U0:
             return disc_score(popcount(P), popcount(O), rules)
-        return -_simple(O, P, -alpha - 1, n, rules, ctl, replies)
+        return -simple(O, P, -alpha - 1, n, rules, ctl, replies)
     child_n = n - 1
-    odd = _odd_quadrants(~(P | O))
+    odd = odd_quadrants(~(P | O))
     base = SCRATCH + n * SLOT
     best = -INF
     count = 0
@@ -177,7 +179,7 @@ def _simple(P, O, alpha, n, rules, ctl, moves):
         ctl[base + REPLIES + count] = np.int64(replies)
         count += 1
     for i in range(count):
-        _pick(ctl, base, i, count)
+        pick(ctl, base, i, count)
         sq = ctl[base + i]
         f = U(ctl[base + FLIPS + i])
         replies = U(ctl[base + REPLIES + i])

@@ -25,16 +25,10 @@ from engine_server.game.bitboard import (
 )
 from engine_server.log import get_logger
 
-from .deep import (
-    _any,
-    _order_key,
-)
+from .deep import order_key, solve_node
 from .guess import Estimator, even_score, window_around
-from .last import (
-    _odd_quadrants,
-)
+from .last import odd_quadrants
 from .table import (
-    _NO_SQ,
     ABORTED,
     BEST,
     CTL_SIZE,
@@ -44,16 +38,17 @@ from .table import (
     KEYS,
     LIMIT,
     LOCAL,
+    NO_SQ,
     NODES,
     SCRATCH,
     SHARED,
     SLOT,
-    _claim,
-    _release,
-    _tt_index,
-    _tt_probe,
+    claim,
     entry_move,
     new_table,
+    release,
+    tt_index,
+    tt_probe,
 )
 
 log = get_logger("endgame")
@@ -90,13 +85,13 @@ def solve_root_eval(P, O, alpha, beta, rules, tt, ctl, W):
     if moves == U0:
         if legal_moves(O, P) == U0:
             return disc_score(popcount(P), popcount(O), rules), -1
-        v = -_any(O, P, -beta, -alpha, n, rules, tt, ctl, W)
+        v = -solve_node(O, P, -beta, -alpha, n, rules, tt, ctl, W)
         return v, PASS
-    odd = _odd_quadrants(~(P | O))
+    odd = odd_quadrants(~(P | O))
     base = SCRATCH + 64 * SLOT
     count = 0
-    hash_move = _NO_SQ
-    j, d = _tt_probe(tt, _tt_index(tt, P, O), P, O, rules)
+    hash_move = NO_SQ
+    j, d = tt_probe(tt, tt_index(tt, P, O), P, O, rules)
     if j >= 0:
         hash_move = entry_move(d)
     mm = moves
@@ -104,7 +99,7 @@ def solve_root_eval(P, O, alpha, beta, rules, tt, ctl, W):
         m = mm & (~mm + U1)
         mm ^= m
         sq = lowest_square(m)
-        key = -1 << 20 if sq == hash_move else _order_key(P, O, m, flips(P, O, m), odd)
+        key = -1 << 20 if sq == hash_move else order_key(P, O, m, flips(P, O, m), odd)
         # insertion sort: the root list is short and sorted once
         i = count
         while i > 0 and ctl[base + KEYS + i - 1] > key:
@@ -130,18 +125,18 @@ def solve_root_eval(P, O, alpha, beta, rules, tt, ctl, W):
         nP = O ^ f
         nO = P ^ f ^ m
         if shared:
-            row, col, tag, total = _claim(tt, ctl, base, nP, nO, sq,
+            row, col, tag, total = claim(tt, ctl, base, nP, nO, sq,
                                           i <= count and best != -INF, total)
             if tag == U0:
                 continue
         if best == -INF or beta - alpha <= 1:
-            v = -_any(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
+            v = -solve_node(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
         else:
-            v = -_any(nP, nO, -alpha - 1, -alpha, child_n, rules, tt, ctl, W)
+            v = -solve_node(nP, nO, -alpha - 1, -alpha, child_n, rules, tt, ctl, W)
             if alpha < v < beta and ctl[ABORTED] == 0:
-                v = -_any(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
+                v = -solve_node(nP, nO, -beta, -alpha, child_n, rules, tt, ctl, W)
         if shared:
-            _release(tt, row, col, tag)
+            release(tt, row, col, tag)
         if ctl[ABORTED] != 0:
             ctl[BEST] = best_move if best > -INF else -1
             return best, best_move
@@ -165,11 +160,11 @@ def solve_root(P, O, alpha, beta, rules, tt, ctl):
 
 @njit(cache=True)
 def _table_move(tt, P, O, rules):
-    j, d = _tt_probe(tt, _tt_index(tt, P, O), P, O, rules)
+    j, d = tt_probe(tt, tt_index(tt, P, O), P, O, rules)
     if j < 0:
         return -1
     m = entry_move(d)
-    return -1 if m == _NO_SQ else m
+    return -1 if m == NO_SQ else m
 
 
 

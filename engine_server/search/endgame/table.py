@@ -1,6 +1,6 @@
 """The exact solver's two arrays shared with Python: the control array (node counters, the node
-budget, per-ply move lists) and the transposition table of proven bounds (:func:`_tt_probe`,
-:func:`_tt_store`, :func:`new_table`).  The layers of the solver are described in
+budget, per-ply move lists) and the transposition table of proven bounds (:func:`tt_probe`,
+:func:`tt_store`, :func:`new_table`).  The layers of the solver are described in
 engine_server/search/endgame/__init__.py."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ _HASH_K1 = U(0x9E3779B97F4A7C15)
 _HASH_K2 = U(0xC2B2AE3D27D4EB4F)
 _HASH_SHIFT = U(32)
 
-_NO_SQ = 64
+NO_SQ = 64
 
 
 # An entry's data word is read and written only through these accessors.
@@ -75,7 +75,7 @@ def entry_upper(d):
 
 @njit(cache=True, inline="always")
 def entry_move(d):
-    """The best move's square, or _NO_SQ."""
+    """The best move's square, or NO_SQ."""
     return (d >> _MOVE_SHIFT) & 255
 
 
@@ -96,7 +96,7 @@ def pack_entry(lower, upper, move, rules, gen):
 
 
 @njit(cache=True, inline="always")
-def _pick(ctl, base, i, count):
+def pick(ctl, base, i, count):
     """Move the lowest key of the list at ``base`` from ``i`` on to ``i`` (with its square,
     flips and replies): one step of a selection sort, since a cutoff usually comes early and
     most of the list is never sorted."""
@@ -112,14 +112,14 @@ def _pick(ctl, base, i, count):
 
 
 @njit(cache=True, inline="always")
-def _tt_index(tt, P, O):
+def tt_index(tt, P, O):
     h = P * _HASH_K1 + O * _HASH_K2
     # two-entry buckets: index even, partner index + 1
     return np.int64(h >> _HASH_SHIFT) & (tt.shape[0] - BUSY_ROWS - 2)
 
 
 @njit(cache=True, inline="always")
-def _tt_probe(tt, i, P, O, rules):
+def tt_probe(tt, i, P, O, rules):
     """(row, data word) of (P, O) under ``rules`` in the bucket at ``i``, or (-1, 0).  Use
     this data word, never a second read of the row: another thread may have replaced the
     entry since it was checked against the position."""
@@ -145,7 +145,7 @@ def busy_mark(tt, P, O):
 
 
 @njit(cache=True, inline="always")
-def _claim(tt, ctl, base, nP, nO, sq, defer, total):
+def claim(tt, ctl, base, nP, nO, sq, defer, total):
     """ABDADA at a move to (nP, nO), square ``sq``: (row, column, tag, total).  When ``defer``
     (the node has searched a move, this one is not yet a deferred one) and another thread is
     searching the child, the move is appended to the node's list at ``ctl[base + total]`` and
@@ -160,21 +160,21 @@ def _claim(tt, ctl, base, nP, nO, sq, defer, total):
 
 
 @njit(cache=True, inline="always")
-def _release(tt, row, col, tag):
+def release(tt, row, col, tag):
     # another thread may have marked the same slot since: only our own mark goes
     if tt[row, col] == tag:
         tt[row, col] = U0
 
 
 @njit(cache=True)
-def _tt_store(tt, P, O, rules, lower, upper, move, cost, gen):
-    i = _tt_index(tt, P, O)
-    j, d = _tt_probe(tt, i, P, O, rules)
+def tt_store(tt, P, O, rules, lower, upper, move, cost, gen):
+    i = tt_index(tt, P, O)
+    j, d = tt_probe(tt, i, P, O, rules)
     if j >= 0:
         # both old and new bounds are proven: keep their intersection
         lower = max(lower, entry_lower(d))
         upper = min(upper, entry_upper(d))
-        if move == _NO_SQ:
+        if move == NO_SQ:
             move = entry_move(d)
         cost += np.int64(tt[j, TT_COST])
     else:

@@ -28,9 +28,9 @@ Modules, one per concern:
 * ``nodes.py`` - the columns, flags and status codes, and node storage (``new_tree``,
   ``init_root``, ``expand``, ``count_subtree``, ``copy_subtree``);
 * ``rollout.py`` - the rollout (playout) policies;
-* ``leaf.py`` - leaf evaluation (``simulate``, ``_reward``, ``_eval_value``) and priors;
+* ``leaf.py`` - leaf evaluation (``simulate``, ``reward``, ``_eval_value``) and priors;
 * ``backup.py`` - back-up and proven bounds (``backup``, ``set_bounds``, ``prove_up``,
-  ``settled``, ``proven_z``, ``proven_margin``, ``_pruned``);
+  ``settled``, ``proven_z``, ``proven_margin``, ``pruned``);
 * ``select.py`` - selection (``select_child``, ``_select_ocba``);
 * ``minmax.py`` - the 2022 UCB1 paper's min-max iteration (its Alg. 3.3);
 * ``batch.py`` - the batch loop (``run_batch``) and the endgame solve of small leaves;

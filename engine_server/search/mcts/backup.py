@@ -28,7 +28,7 @@ from .nodes import (
 
 
 @njit(cache=True, inline="always")
-def _add_result(stats, i, z, margin):
+def add_result(stats, i, z, margin):
     stats[i, N] += 1.0
     stats[i, W] += z
     stats[i, W2] += z * z
@@ -41,7 +41,7 @@ def backup(links, stats, node, z, margin, mobility, root):
     i = node
     parity = 0
     while True:
-        _add_result(stats, i, z, margin)
+        add_result(stats, i, z, margin)
         if parity == 0:
             # the MCTS blog post: mobility of the simulated node goes to the nodes with its side to
             # move
@@ -55,7 +55,7 @@ def backup(links, stats, node, z, margin, mobility, root):
 
 
 @njit(cache=True, inline="always")
-def _mean(stats, i):
+def mean(stats, i):
     n = stats[i, N]
     return stats[i, W] / n if n > 0 else 0.0
 
@@ -132,11 +132,11 @@ def settled(links, stats, node):
     if count <= 0:
         return False
     first = links[node, FIRST]
-    return _best_lo(stats, first, count) >= -stats[node, LO]
+    return best_child_lo(stats, first, count) >= -stats[node, LO]
 
 
 @njit(cache=True, inline="always")
-def _best_lo(stats, first, count):
+def best_child_lo(stats, first, count):
     b = -MAX_MARGIN
     for i in range(first, first + count):
         if stats[i, LO] > b:
@@ -145,7 +145,7 @@ def _best_lo(stats, first, count):
 
 
 @njit(cache=True, inline="always")
-def _pruned(stats, i, best_lo, any_open):
+def pruned(stats, i, best_lo, any_open):
     """A child not worth visiting: it cannot beat a sibling's proven margin (its upper bound is
     no higher), or it is a proven loss while a sibling may still draw or win."""
     hi = stats[i, HI]
@@ -155,7 +155,7 @@ def _pruned(stats, i, best_lo, any_open):
 
 
 @njit(cache=True, inline="always")
-def _any_open(stats, first, count):
+def any_child_open(stats, first, count):
     """Some child is not a proven loss for the side choosing."""
     for i in range(first, first + count):
         if stats[i, HI] >= 0.0:

@@ -12,8 +12,8 @@ from engine_server.game.memory import NO_REFCOUNT
 
 from ..endgame import ABORTED, LIMIT, NODES, solve_root
 from .backup import backup, prove_up, proven_margin, proven_z, set_bounds, settled
-from .leaf import _reward, set_priors, simulate, uses_priors
-from .minmax import _minmax_iteration
+from .leaf import reward, set_priors, simulate, uses_priors
+from .minmax import minmax_iteration
 from .nodes import (
     FIRST,
     FLAGS,
@@ -30,15 +30,15 @@ from .nodes import (
     STATUS_OK,
     TERMINAL,
     N,
-    _is_terminal,
     expand,
+    is_terminal,
 )
 from .options import SELECT_MINMAX, SELECT_OCBA, SELECT_OCBA_EQUAL
 from .select import select_child
 
 
 @njit(cache=True, inline="always")
-def _solvable(bbs, links, node, solve_k):
+def solvable(bbs, links, node, solve_k):
     """An unexpanded, unproven node with few enough empties for the exact solver."""
     if links[node, NCHILD] >= 0 or links[node, FLAGS] & (SOLVED | TERMINAL | NOSOLVE):
         return False
@@ -46,7 +46,7 @@ def _solvable(bbs, links, node, solve_k):
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def _solve_leaf(bbs, links, stats, node, rules, budget, tt, ctl):
+def solve_leaf(bbs, links, stats, node, rules, budget, tt, ctl):
     """Endgame solve of an unexpanded leaf within ``budget`` nodes; True when it tightened the
     node's bounds.
 
@@ -99,7 +99,7 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
     use_priors = uses_priors(cfg)
     while iters < max_iters and playouts < max_playouts:
         if mode == SELECT_MINMAX:
-            p, status = _minmax_iteration(bbs, links, stats, meta, cfg, table, rng, W)
+            p, status = minmax_iteration(bbs, links, stats, meta, cfg, table, rng, W)
             if status != STATUS_OK:
                 return iters, playouts, status
             playouts += p
@@ -116,7 +116,7 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
             if links[node, FLAGS] & SOLVED and node != root:
                 break
             if links[node, NCHILD] < 0:
-                if solve_k > 0 and _solvable(bbs, links, node, solve_k):
+                if solve_k > 0 and solvable(bbs, links, node, solve_k):
                     break  # solved exactly below instead of expanded
                 if stats[node, N] < expand_at or meta[NO_EXPAND] == 1:
                     break
@@ -135,8 +135,8 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
             if ocba and stats[node, N] < n0:
                 break
         # --- simulation and back-propagation ----------------------------------------------
-        if solve_k > 0 and _solvable(bbs, links, node, solve_k) and not _is_terminal(bbs, node):
-            if _solve_leaf(bbs, links, stats, node, rules, solve_nodes, tt, ctl):
+        if solve_k > 0 and solvable(bbs, links, node, solve_k) and not is_terminal(bbs, node):
+            if solve_leaf(bbs, links, stats, node, rules, solve_nodes, tt, ctl):
                 backup(links, stats, node, proven_z(stats, node), proven_margin(stats, node),
                        0.0, root)
                 prove_up(links, stats, node, root)
@@ -148,10 +148,10 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
             iters += 1
             playouts += 1
             continue
-        if links[node, FLAGS] & TERMINAL or (links[node, NCHILD] < 0 and _is_terminal(bbs, node)):
+        if links[node, FLAGS] & TERMINAL or (links[node, NCHILD] < 0 and is_terminal(bbs, node)):
             P = bbs[node, 0]
             O = bbs[node, 1]
-            z, margin = _reward(popcount(P), popcount(O), cfg)
+            z, margin = reward(popcount(P), popcount(O), cfg)
             backup(links, stats, node, -z, -margin, 0.0, root)
             if solver:
                 set_bounds(links, stats, node, -margin, -margin)
@@ -166,7 +166,7 @@ def run_batch(bbs, links, stats, meta, cfg, table, rng, max_iters, max_playouts,
                     z, margin = simulate(bbs, i, cfg, table, rng, W)
                     backup(links, stats, i, z, margin, 0.0, root)
                     playouts += 1
-                    if solver and _is_terminal(bbs, i):
+                    if solver and is_terminal(bbs, i):
                         # the margin is already exact here: the rollout had no move to make
                         set_bounds(links, stats, i, margin, margin)
                         prove_up(links, stats, i, root)

@@ -52,19 +52,19 @@ from engine_server.log import get_logger
 
 from ..limits import Limits, ProgressCallback, SearchResult
 from .backup import (
-    _any_open,
-    _best_lo,
-    _pruned,
+    any_child_open,
     backup,
+    best_child_lo,
     prove_up,
     proven_margin,
     proven_z,
+    pruned,
     set_bounds,
     settled,
 )
-from .batch import _solvable, _solve_leaf
+from .batch import solvable, solve_leaf
 from .driver import DEFAULT_MEMORY, Budget, FinalChoice, TreeSearch, most_visits
-from .leaf import _reward
+from .leaf import reward
 from .nodes import (
     FIRST,
     FLAGS,
@@ -85,8 +85,8 @@ from .nodes import (
     TERMINAL,
     N,
     W,
-    _is_terminal,
     expand,
+    is_terminal,
 )
 from .options import TreeConfig, tree_config
 
@@ -122,8 +122,8 @@ def select_puct(links, stats, node, cfg, vloss):
     if count == 1:
         return first
     solver = cfg.solver and (links[node, FLAGS] & PROVEN_CHILD) != 0
-    best_lo = _best_lo(stats, first, count) if solver else -MAX_MARGIN
-    any_open = _any_open(stats, first, count) if solver else False
+    best_lo = best_child_lo(stats, first, count) if solver else -MAX_MARGIN
+    any_open = any_child_open(stats, first, count) if solver else False
     parent_n = stats[node, N]
     fpu = -stats[node, W] / parent_n if parent_n > 0 else 0.0
     sqrt_n = math.sqrt(max(1.0, parent_n + vloss * stats[node, INFLIGHT]))
@@ -131,7 +131,7 @@ def select_puct(links, stats, node, cfg, vloss):
     best = first
     best_v = -1e300
     for i in range(first, first + count):
-        if solver and _pruned(stats, i, best_lo, any_open):
+        if solver and pruned(stats, i, best_lo, any_open):
             continue
         virtual = vloss * stats[i, INFLIGHT]
         n = stats[i, N] + virtual
@@ -178,9 +178,9 @@ def collect_leaves(bbs, links, stats, meta, cfg, k, vloss, root_black, leaves, l
         if fl & PENDING:
             _leave_path(links, stats, node, root)
             continue
-        if solve_k > 0 and _solvable(bbs, links, node, solve_k) \
-                and not _is_terminal(bbs, node):
-            if _solve_leaf(bbs, links, stats, node, cfg.rules, cfg.solve_nodes, tt, ctl):
+        if solve_k > 0 and solvable(bbs, links, node, solve_k) \
+                and not is_terminal(bbs, node):
+            if solve_leaf(bbs, links, stats, node, cfg.rules, cfg.solve_nodes, tt, ctl):
                 _leave_path(links, stats, node, root)
                 backup(links, stats, node, proven_z(stats, node),
                          proven_margin(stats, node), 0.0, root)
@@ -193,9 +193,9 @@ def collect_leaves(bbs, links, stats, meta, cfg, k, vloss, root_black, leaves, l
             backup(links, stats, node, proven_z(stats, node), stats[node, LO], 0.0, root)
             exact += 1
             continue
-        if fl & TERMINAL or (links[node, NCHILD] < 0 and _is_terminal(bbs, node)):
+        if fl & TERMINAL or (links[node, NCHILD] < 0 and is_terminal(bbs, node)):
             _leave_path(links, stats, node, root)
-            z, margin = _reward(popcount(bbs[node, 0]), popcount(bbs[node, 1]), cfg)
+            z, margin = reward(popcount(bbs[node, 0]), popcount(bbs[node, 1]), cfg)
             backup(links, stats, node, -z, -margin, 0.0, root)
             if solver:
                 set_bounds(links, stats, node, -margin, -margin)

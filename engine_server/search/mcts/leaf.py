@@ -18,7 +18,7 @@ from .rollout import rollout
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def _reward(mine, theirs, cfg):
+def reward(mine, theirs, cfg):
     """``(z, margin)`` for the side owning ``mine`` at the end of a game."""
     rules = cfg.rules
     score = disc_score(mine, theirs, rules)
@@ -52,7 +52,7 @@ def simulate(bbs, node, cfg, table, rng, W):
         z, margin = _eval_value(bbs[node, 0], bbs[node, 1], cfg, W)
         return -z, -margin
     mine, theirs = rollout(bbs[node, 0], bbs[node, 1], cfg.policy, cfg.rules, table, rng)
-    z, margin = _reward(mine, theirs, cfg)
+    z, margin = reward(mine, theirs, cfg)
     if lam > 0.0:
         ze, me = _eval_value(bbs[node, 0], bbs[node, 1], cfg, W)
         z = lam * ze + (1.0 - lam) * z

@@ -7,7 +7,7 @@ from numba import njit
 
 from engine_server.game.memory import NO_REFCOUNT
 
-from .backup import _add_result, _mean
+from .backup import add_result, mean
 from .leaf import simulate
 from .nodes import (
     COMPLETE,
@@ -45,7 +45,7 @@ def _minmax_backup(links, stats, target, top, root, z, margin):
     i = target
     while True:
         if i == target or i == top or i == root:
-            _add_result(stats, i, z, margin)
+            add_result(stats, i, z, margin)
         if i == root:
             break
         i = links[i, PARENT]
@@ -54,7 +54,7 @@ def _minmax_backup(links, stats, target, top, root, z, margin):
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def _minmax_iteration(bbs, links, stats, meta, cfg, table, rng, W):
+def minmax_iteration(bbs, links, stats, meta, cfg, table, rng, W):
     """One step of the UCB1 paper Alg. 3.3 on the tree.  Returns (playouts, status)."""
     root = meta[ROOT]
     top = _minmax_pick_root_child(links, stats, root)
@@ -86,7 +86,7 @@ def _minmax_iteration(bbs, links, stats, meta, cfg, table, rng, W):
         # the opponent, which is the max of the opponent's own view stored in W)
         best = first
         for i in range(first + 1, first + count):
-            if _mean(stats, i) > _mean(stats, best):
+            if mean(stats, i) > mean(stats, best):
                 best = i
         node = best
         depth += 1

@@ -116,7 +116,7 @@ def _init_child(links, stats, i, parent, move, prior):
 
 
 @njit(cache=True, **NO_REFCOUNT)
-def _is_terminal(bbs, node):
+def is_terminal(bbs, node):
     P = bbs[node, 0]
     O = bbs[node, 1]
     return legal_moves(P, O) == U0 and legal_moves(O, P) == U0

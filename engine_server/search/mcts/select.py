@@ -11,7 +11,7 @@ from numba import njit
 from engine_server.game.bitboard import S32, U, rng_next
 from engine_server.game.memory import NO_REFCOUNT
 
-from .backup import _any_open, _best_lo, _mean, _pruned
+from .backup import any_child_open, best_child_lo, mean, pruned
 from .nodes import FIRST, FLAGS, MAX_MARGIN, NCHILD, PRIOR, PROVEN_CHILD, W2, N, W
 from .options import SELECT_OCBA, SELECT_OCBA_EQUAL, SELECT_PUCT, SELECT_ROUND_ROBIN
 
@@ -33,15 +33,15 @@ def select_child(bbs, links, stats, node, cfg, rng):
                 best = i
         return best
     solver = cfg.solver and (links[node, FLAGS] & PROVEN_CHILD) != 0
-    best_lo = _best_lo(stats, first, count) if solver else -MAX_MARGIN
-    any_open = _any_open(stats, first, count) if solver else False
+    best_lo = best_child_lo(stats, first, count) if solver else -MAX_MARGIN
+    any_open = any_child_open(stats, first, count) if solver else False
     if mode == SELECT_PUCT:
         sqrt_n = math.sqrt(max(1.0, stats[node, N]))
         c = cfg.explore
         best = first
         best_v = -1e300
         for i in range(first, first + count):
-            if solver and _pruned(stats, i, best_lo, any_open):
+            if solver and pruned(stats, i, best_lo, any_open):
                 continue
             n = stats[i, N]
             q = stats[i, W] / n if n > 0 else 0.0
@@ -64,7 +64,7 @@ def select_child(bbs, links, stats, node, cfg, rng):
     best = first
     best_v = -1e300
     for i in range(first, first + count):
-        if solver and _pruned(stats, i, best_lo, any_open):
+        if solver and pruned(stats, i, best_lo, any_open):
             continue
         n = stats[i, N]
         q = stats[i, W] / n
@@ -93,13 +93,13 @@ def _select_ocba(links, stats, first, count, cfg):
     # best mean (ties: keep the set; if all tie, least visited)
     top = -1e300
     for i in range(first, first + count):
-        m = _mean(stats, i)
+        m = mean(stats, i)
         if m > top:
             top = m
     n_best = 0
     least = first
     for i in range(first, first + count):
-        if _mean(stats, i) == top:
+        if mean(stats, i) == top:
             n_best += 1
         if stats[i, N] < stats[least, N]:
             least = i
@@ -118,21 +118,21 @@ def _select_ocba(links, stats, first, count, cfg):
     # reference: the first non-best child
     ref = -1
     for j in range(count):
-        if _mean(stats, first + j) != top:
+        if mean(stats, first + j) != top:
             ref = j
             break
-    d_ref = top - _mean(stats, first + ref)
+    d_ref = top - mean(stats, first + ref)
     ref_term = sig[ref] / d_ref
     sum_sq = 0.0
     for j in range(count):
         i = first + j
-        m = _mean(stats, i)
+        m = mean(stats, i)
         if m != top:
             t = (sig[j] / (top - m)) / ref_term
             ratios[j] = t * t
             sum_sq += ratios[j] * ratios[j] / (sig[j] * sig[j])
     for j in range(count):
-        if _mean(stats, first + j) == top:
+        if mean(stats, first + j) == top:
             ratios[j] = sig[j] * math.sqrt(sum_sq)
     total_ratio = 0.0
     total_n = 1.0
