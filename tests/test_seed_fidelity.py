@@ -14,7 +14,7 @@ from engine_server.game.valuemaps import C_SQUARES, CORNERS, X_SQUARES
 from engine_server.search import mcts as T
 from engine_server.search.limits import Limits
 from engine_server.search.mcts import rollout as R
-from papers.reproduce.common import _score, _verdict
+from papers.reproduce.common import score, verdict
 from papers.reproduce.dk import dk_configs
 from papers.reproduce.ocba import ocba_configs
 from papers.reproduce.uct import uct_configs
@@ -130,9 +130,9 @@ def test_reproduction_players_are_valid_specs_with_the_papers_baselines(tmp_path
 @pytest.mark.parametrize("lo,hi,word", [(0.55, 0.7, "holds"), (0.3, 0.45, "fails"),
                                         (0.45, 0.6, "not shown")])
 def test_verdicts_follow_the_interval(lo, hi, word):
-    assert word in _verdict(lo, hi, "A", "B")
+    assert word in verdict(lo, hi, "A", "B")
 
 
 def test_score_intervals_stay_open_at_a_perfect_score():
-    s, lo, hi = _score(10, 0, 0)
+    s, lo, hi = score(10, 0, 0)
     assert s == 1.0 and hi == pytest.approx(1.0) and lo < 0.8

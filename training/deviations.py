@@ -45,13 +45,13 @@ def run(out: Path, n: int, depth: int, seed: int, min_empties: int, max_empties:
     from engine_server.eval import weights as wts
 
     from .mpc import search_values
-    from .selfplay_data import MANIFEST, _sha256, _write_json, shard_path, write_shard
+    from .selfplay_data import MANIFEST, sha256, shard_path, write_json, write_shard
     from .wthor import read_dir, read_file
 
     weights, _ = wts.load(weights_file, int(Rules.STANDARD))
     params = {"format": FORMAT, "positions": n, "depth": depth, "seed": seed,
               "min_empties": min_empties, "max_empties": max_empties,
-              "weights_sha256": _sha256(weights_file), "wthor_holdout": HOLDOUT}
+              "weights_sha256": sha256(weights_file), "wthor_holdout": HOLDOUT}
     out.mkdir(parents=True, exist_ok=True)
     mpath = out / MANIFEST
     if mpath.is_file():
@@ -80,7 +80,7 @@ def run(out: Path, n: int, depth: int, seed: int, min_empties: int, max_empties:
     manifest = {"format": FORMAT, "parameters": params,
                 "shards": {"0": {"games": len(drawn), "positions": len(drawn),
                                  "seconds": round(time.monotonic() - t0, 1)}}}
-    _write_json(mpath, manifest)
+    write_json(mpath, manifest)
     return manifest
 
 

@@ -95,7 +95,7 @@ def book_starts(rules: int, plies: tuple[int, int]) -> tuple[np.ndarray, np.ndar
     keep = (book.games > 0) & (ply >= plies[0]) & (ply <= plies[1])
     if not keep.any():
         raise ValueError(f"the opening book has no positions {plies[0]}-{plies[1]} plies deep")
-    return book.P[keep], book.O[keep], _sha256(B.default_path(rules))
+    return book.P[keep], book.O[keep], sha256(B.default_path(rules))
 
 
 def game_starts(seed: int, first: int, stop: int, openings: Openings,
@@ -120,7 +120,7 @@ def game_starts(seed: int, first: int, stop: int, openings: Openings,
     return P, O, n_random, seeds
 
 
-def _sha256(path: Path) -> str:
+def sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -204,7 +204,7 @@ def shard_path(out: Path, index: int) -> Path:
     return out / f"shard-{index:05d}.npz"
 
 
-def _write_json(path: Path, obj: Any) -> None:
+def write_json(path: Path, obj: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(obj, indent=1, sort_keys=True) + "\n")
     os.replace(tmp, path)
@@ -284,7 +284,7 @@ def run(out: Path, rules: int, games: int, depth: int, solve_empties: int, openi
     params: dict[str, Any] = {
         "format": FORMAT, "rules": "reversed" if rules else "standard", "depth": depth,
         "solve_empties": solve_empties, "openings": str(openings), "seed": seed,
-        "chunk": chunk, "weights_sha256": _sha256(weights_file)}
+        "chunk": chunk, "weights_sha256": sha256(weights_file)}
     book = None
     if openings.book is not None:
         bP, bO, params["book_sha256"] = book_starts(rules, openings.book)
@@ -324,7 +324,7 @@ def run(out: Path, rules: int, games: int, depth: int, solve_empties: int, openi
             todo.append(i)
     for key in [k for k in manifest["shards"] if int(k) >= n_shards]:
         del manifest["shards"][key]
-    _write_json(mpath, manifest)
+    write_json(mpath, manifest)
     done_games = games - sum(min(games, (i + 1) * chunk) - i * chunk for i in todo)
     if todo:
         (log or (lambda s: print(s, file=sys.stderr, flush=True)))(
@@ -349,7 +349,7 @@ def run(out: Path, rules: int, games: int, depth: int, solve_empties: int, openi
                 "seconds": round(took, 2)}
             played["games"] += n
             played["positions"] += int(len(arrays["P"]))
-            _write_json(mpath, manifest)
+            write_json(mpath, manifest)
 
     try:
         if cluster is not None:
@@ -384,7 +384,7 @@ def run(out: Path, rules: int, games: int, depth: int, solve_empties: int, openi
                                      "played_positions": played["positions"],
                                      "seconds": round(wall, 1), "threads": threads,
                                      "cluster": cluster, "budget": seconds})
-            _write_json(mpath, manifest)
+            write_json(mpath, manifest)
     total_pos = sum(int(s["positions"]) for s in manifest["shards"].values())
     left = games - done_games - played["games"]
     return Summary(games - left, total_pos, played["games"], played["positions"], wall, left)

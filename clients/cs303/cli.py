@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from .export import ExportError, _solve_text, parse_agent, write_cs303
+    from .export import ExportError, parse_agent, solve_text, write_cs303
 
     if not 0.1 <= args.share < 1.0:
         print("othello-cs303: --share must be in [0.1, 1)", file=sys.stderr)
@@ -130,7 +130,7 @@ def _export(args: argparse.Namespace) -> int:
     for note in settings.notes:
         print(f"note: {note}", file=sys.stderr)
     print(f"wrote {args.output} ({size / 1e6:.2f} MB, {args.rules} rules, depth cap "
-          f"{settings.depth}, exact from {_solve_text(settings)}); check it with: "
+          f"{settings.depth}, exact from {solve_text(settings)}); check it with: "
           f"{check_command(args.output)}")
     return 0
 

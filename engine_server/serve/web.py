@@ -66,7 +66,7 @@ from .web_game import (
     MOVED,
     STORE_KIND,
     WorkerSetup,
-    _frame_in,
+    frame_in,
     tab_worker,
 )
 
@@ -361,7 +361,7 @@ class WebServer:
             await self._send(ws, web.error(notice, expired=True))
         log.info("web_page_attach", sessions=self.tabs, pid=tab.proc.pid, resumed=resumed)
         try:
-            tab.writer.write(_frame_in(ATTACH))
+            tab.writer.write(frame_in(ATTACH))
             while True:
                 m = await ws.receive()
                 if m["type"] == "websocket.disconnect" or tab.ws is not ws:
@@ -370,7 +370,7 @@ class WebServer:
                 text = m.get("text")
                 raw = text.encode("utf-8", "replace") if text is not None else \
                     (m.get("bytes") or b"")
-                tab.writer.write(_frame_in(MESSAGE, raw))
+                tab.writer.write(frame_in(MESSAGE, raw))
                 await tab.writer.drain()
         except (WebSocketDisconnect, ConnectionError, RuntimeError):
             pass
@@ -403,7 +403,7 @@ class WebServer:
         tab.parked_since = time.monotonic()
         tab.searching = False   # the process stops its searches on DETACH
         try:
-            tab.writer.write(_frame_in(DETACH))
+            tab.writer.write(frame_in(DETACH))
         except (ConnectionError, RuntimeError):
             pass
         # Its resume_timeout counts from now, also for a server restarted meanwhile.
@@ -604,7 +604,7 @@ class WebServer:
         for tab in list(self.games.values()):
             if tab.ws is not None and not tab.ended:
                 try:
-                    tab.writer.write(_frame_in(DRAIN))
+                    tab.writer.write(frame_in(DRAIN))
                 except (ConnectionError, RuntimeError):
                     pass
         end = time.monotonic() + self.config.drain_timeout

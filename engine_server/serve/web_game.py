@@ -71,7 +71,7 @@ MOVED = ("this game was taken over by another server while this one was not answ
 STORE_KIND = "web"
 
 
-def _frame_in(kind: int, payload: bytes = b"") -> bytes:
+def frame_in(kind: int, payload: bytes = b"") -> bytes:
     """A frame to a game's process: kind, arrival time, payload."""
     body = KIND.pack(kind) + STAMP.pack(time.monotonic()) + payload
     return FRAME.pack(len(body)) + body

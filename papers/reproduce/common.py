@@ -7,15 +7,15 @@ from clients.match import elo as E
 from clients.match.players import TimeControl
 
 
-def _tc() -> TimeControl:
+def tc() -> TimeControl:
     return TimeControl(tree_reuse=False)
 
 
-def _by_name(results: dict) -> dict:
+def by_name(results: dict) -> dict:
     return {p["name"]: p for p in results["players"]}
 
 
-def _score(w: int, d: int, l: int) -> tuple[float, float, float]:
+def score(w: int, d: int, l: int) -> tuple[float, float, float]:
     """Score of a head-to-head result (win 1, draw 1/2) with its 95% Wilson interval, which
     stays sane at 0% and 100% where the normal approximation collapses to a point."""
     n = w + d + l
@@ -25,7 +25,7 @@ def _score(w: int, d: int, l: int) -> tuple[float, float, float]:
     return (w + 0.5 * d) / n, lo, hi
 
 
-def _verdict(lo: float, hi: float, ahead: str, behind: str) -> str:
+def verdict(lo: float, hi: float, ahead: str, behind: str) -> str:
     """Whether an interval of ``ahead``'s score says it is stronger than ``behind``."""
     if lo > 0.5:
         return f"{ahead} is ahead: the claim holds"
@@ -34,7 +34,7 @@ def _verdict(lo: float, hi: float, ahead: str, behind: str) -> str:
     return "no significant difference: the claim is not shown"
 
 
-def _pair(res: dict, a: str, b: str) -> tuple[int, int, int]:
+def pair(res: dict, a: str, b: str) -> tuple[int, int, int]:
     """W/D/L of ``a`` against ``b`` from a match's pairings."""
     for pr in res["pairings"]:
         if (pr["a"], pr["b"]) == (a, b):
@@ -44,7 +44,7 @@ def _pair(res: dict, a: str, b: str) -> tuple[int, int, int]:
     raise KeyError((a, b))
 
 
-def _table_text(res: dict) -> str:
+def table_text(res: dict) -> str:
     from clients.match.results import format_table
 
     return format_table(res)

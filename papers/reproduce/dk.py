@@ -13,7 +13,7 @@ import numpy as np
 from clients.match import elo as E
 from clients.match.config import MatchConfig
 
-from .common import _by_name, _tc
+from .common import by_name, tc
 
 # Table 1 of the MCTS blog post: 10,000 games per cell, black's policy by white's policy.
 DK_TABLE = {("random", "random"): (4604, 4985, 411),
@@ -63,7 +63,7 @@ def dk_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
             players = [f"{black}_black={specs[black]}", f"{white}_white={specs[white]}"]
             configs.append(MatchConfig(players=players, out=out / f"table1-{black}-{white}",
                                        games=games, openings="start", swap=False,
-                                       tc=_tc(), seed=seed, event="seed004-table1"))
+                                       tc=tc(), seed=seed, event="seed004-table1"))
     for variant, extra in DK_VARIANTS.items():
         for nsims in DK_NSIMS:
             for iters in DK_ITERS:
@@ -72,7 +72,7 @@ def dk_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
                            f"pseudo-random={DK_PSEUDO}"]
                 configs.append(MatchConfig(players=players, out=out / f"fig1-{name}",
                                            games=games, openings="start", swap=False,
-                                           tc=_tc(), seed=seed, event=f"seed004-{name}"))
+                                           tc=tc(), seed=seed, event=f"seed004-{name}"))
     return configs
 
 
@@ -150,7 +150,7 @@ def dk_report(results: list[dict], games: int, seed: int) -> tuple[list[str], di
     for variant in DK_VARIANTS:
         for nsims in DK_NSIMS:
             for iters in DK_ITERS:
-                p = _by_name(fig[j])["mcts"]
+                p = by_name(fig[j])["mcts"]
                 j += 1
                 lo, hi = E.wilson_interval(p["wins"], p["games"])
                 series.setdefault((variant, nsims), []).append(

@@ -14,7 +14,7 @@ from clients.match import elo as E
 from clients.match.config import MatchConfig
 from clients.match.players import TimeControl
 
-from .common import _by_name, _score, _verdict
+from .common import by_name, score, verdict
 
 # Table 1, "(White vs Black, 250 games)": wins of the white player - wins of the black player.
 OCBA_PAPER = {
@@ -52,7 +52,7 @@ def ocba_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
 
 
 def _colour_split(res: dict, name: str) -> dict:
-    p = _by_name(res)[name]
+    p = by_name(res)[name]
     return {"black": p["as_black"], "white": p["as_white"]}
 
 
@@ -71,11 +71,11 @@ def ocba_report(results: list[dict], games: int, seed: int) -> tuple[list[str], 
         (p_ow, p_ub), (p_uw, p_ob) = OCBA_PAPER[(sims, rollout)]
         o_w, u_b = ocba["white"]["wins"], uct["black"]["wins"]
         u_w, o_b = uct["white"]["wins"], ocba["black"]["wins"]
-        pl = _by_name(res)
+        pl = by_name(res)
         n = pl["ocba"]["games"]
         wins, ties, losses = pl["ocba"]["wins"], pl["ocba"]["draws"], pl["ocba"]["losses"]
         lo, hi = E.wilson_interval(wins, n)
-        sc, slo, shi = _score(wins, ties, losses)
+        sc, slo, shi = score(wins, ties, losses)
         p_wins, p_ties = p_ow + p_ob, 2 * OCBA_GAMES - (p_ow + p_ub + p_uw + p_ob)
         p_rate = p_wins / (2 * OCBA_GAMES)
         inside = "inside" if lo <= p_rate <= hi else "outside"
@@ -90,7 +90,7 @@ def ocba_report(results: list[dict], games: int, seed: int) -> tuple[list[str], 
             f"| {100 * p_ties / (2 * OCBA_GAMES):.1f}% | {100 * ties / n:.1f}% "
             f"| {100 * sc:.1f}% ({100 * slo:.1f}-{100 * shi:.1f}) "
             f"| {pl['ocba']['mean_playouts']:.0f}, {pl['uct']['mean_playouts']:.0f} "
-            f"| {_verdict(slo, shi, 'OCBA', 'UCT')}; the paper's win rate is {inside} our "
+            f"| {verdict(slo, shi, 'OCBA', 'UCT')}; the paper's win rate is {inside} our "
             f"interval |")
         bars.append((f"{sims}, {rollout}" + (", fix" if fix else ""), p_rate, wins / n, lo, hi))
     lines += _seed002_why(seed)

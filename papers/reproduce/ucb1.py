@@ -8,7 +8,7 @@ from pathlib import Path
 from clients.match import elo as E
 from clients.match.config import MatchConfig
 
-from .common import _table_text, _tc
+from .common import table_text, tc
 
 UCB1_PAPER = {  # Table 1: average reward of the row player against the column player
     ("shallow", "minmax"): 0.5875, ("shallow", "ucb1"): 0.325, ("minmax", "ucb1"): 0.25,
@@ -22,7 +22,7 @@ UCB1_LONG = {"shallow": "Shallow Search", "minmax": "Min-Max Search",
 def ucb1_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
     players = [f"{k}={v}" for k, v in UCB1_PLAYERS.items()]
     return [MatchConfig(players=players, out=out / "table1", games=2 * games, openings="start",
-                        tc=_tc(), seed=seed, event="seed000-table1")]
+                        tc=tc(), seed=seed, event="seed000-table1")]
 
 
 def ucb1_report(results: list[dict], games: int, seed: int) -> tuple[list[str], dict]:
@@ -55,5 +55,5 @@ def ucb1_report(results: list[dict], games: int, seed: int) -> tuple[list[str], 
             cells.append(f"paper {paper:.4f} / ours **{score:.3f}** ±{E.Z95 * se:.3f}")
             bars.append((f"{a} vs {b}", paper, score, E.Z95 * se))
         lines.append(f"| {UCB1_LONG[a]} | " + " | ".join(cells) + " |")
-    lines += ["", "Our round robin in full:", "", "```", _table_text(res), "```"]
+    lines += ["", "Our round robin in full:", "", "```", table_text(res), "```"]
     return lines, {"bars": bars}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from clients.match.config import MatchConfig
 
-from .common import _pair, _score, _table_text, _tc, _verdict
+from .common import pair, score, table_text, tc, verdict
 
 # The CS303 report gives no numbers, only two claims.  Its budget: 4.8 s per move in Python, where
 # 500 iterations took about 1 s; our numba UCT does 500 iterations in a few milliseconds, so the
@@ -37,14 +37,14 @@ def uct_configs(out: Path, games: int, seed: int) -> list[MatchConfig]:
     cs = ["c1.414=" + _report_uct()] + [f"c{c:g}={_report_uct(f',c={c:g}')}"
                                           for c in UCT_C]
     return [MatchConfig(players=rollouts, out=out / "rollouts", games=2 * games,
-                        rules="reversed", openings="start", tc=_tc(), seed=seed,
+                        rules="reversed", openings="start", tc=tc(), seed=seed,
                         event="seed001-rollouts"),
             MatchConfig(players=[f"random=agent:uct:iterations={eq}"] + rollouts[1:],
                         out=out / "rollouts-equal-cost", games=2 * games, format="gauntlet",
-                        rules="reversed", openings="start", tc=_tc(), seed=seed,
+                        rules="reversed", openings="start", tc=tc(), seed=seed,
                         event="seed001-rollouts-equal-cost"),
             MatchConfig(players=cs, out=out / "exploration", games=2 * games,
-                        format="gauntlet", rules="reversed", openings="start", tc=_tc(),
+                        format="gauntlet", rules="reversed", openings="start", tc=tc(),
                         seed=seed, event="seed001-c")]
 
 
@@ -59,31 +59,31 @@ def uct_report(results: list[dict], games: int, seed: int) -> tuple[list[str], d
              "|---|---|---|---|---|"]
     bars = []
     for other in UCT_ROLLOUTS[1:]:
-        w, d, l = _pair(rollouts, "random", other)
-        sc, lo, hi = _score(w, d, l)
+        w, d, l = pair(rollouts, "random", other)
+        sc, lo, hi = score(w, d, l)
         lines.append(f"| random rollouts beat {other} rollouts | random vs {other} "
                      f"| {w}-{d}-{l} | **{100 * sc:.1f}%** ({100 * lo:.1f}-{100 * hi:.1f}) "
-                     f"| {_verdict(lo, hi, 'random', other)} |")
+                     f"| {verdict(lo, hi, 'random', other)} |")
         bars.append((f"random vs {other}", sc, lo, hi))
     eq = UCT_ITERATIONS * UCT_RANDOM_COST_RATIO
     for other in UCT_ROLLOUTS[1:]:
-        w, d, l = _pair(equal_cost, "random", other)
-        sc, lo, hi = _score(w, d, l)
+        w, d, l = pair(equal_cost, "random", other)
+        sc, lo, hi = score(w, d, l)
         lines.append(f"| random rollouts beat {other} rollouts, at equal cost | random "
                      f"({eq} iterations) vs {other} ({UCT_ITERATIONS}) | {w}-{d}-{l} "
                      f"| **{100 * sc:.1f}%** ({100 * lo:.1f}-{100 * hi:.1f}) "
-                     f"| {_verdict(lo, hi, 'random', other)} |")
+                     f"| {verdict(lo, hi, 'random', other)} |")
         bars.append((f"random x{UCT_RANDOM_COST_RATIO} vs {other}", sc, lo, hi))
     for c in UCT_C:
-        w, d, l = _pair(cs, "c1.414", f"c{c:g}")
-        sc, lo, hi = _score(w, d, l)
+        w, d, l = pair(cs, "c1.414", f"c{c:g}")
+        sc, lo, hi = score(w, d, l)
         side = "smaller" if c < 1.414 else "larger"
         lines.append(f"| c = 1.41 beats {side} c | c=1.414 vs c={c:g} | {w}-{d}-{l} "
                      f"| **{100 * sc:.1f}%** ({100 * lo:.1f}-{100 * hi:.1f}) "
-                     f"| {_verdict(lo, hi, 'c=1.414', f'c={c:g}')} |")
+                     f"| {verdict(lo, hi, 'c=1.414', f'c={c:g}')} |")
         bars.append((f"c=1.414 vs c={c:g}", sc, lo, hi))
-    lines += ["", "The rollout round robin in full:", "", "```", _table_text(rollouts), "```",
+    lines += ["", "The rollout round robin in full:", "", "```", table_text(rollouts), "```",
               "", "The equal-cost rollout gauntlet in full:", "", "```",
-              _table_text(equal_cost), "```",
-              "", "The exploration gauntlet in full:", "", "```", _table_text(cs), "```"]
+              table_text(equal_cost), "```",
+              "", "The exploration gauntlet in full:", "", "```", table_text(cs), "```"]
     return lines, {"bars": bars}

@@ -3,7 +3,7 @@ answers (:class:`Turn`, :class:`Reply`), the errors a move can end in, and the :
 interface the referee drives.
 
 Engines are reached through ``clients.engine_client``; its errors become player errors in one
-place, :func:`_player_error`.
+place, :func:`player_error`.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class PlayerIllegal(PlayerError):
     reason = "illegal"
 
 
-def _player_error(e: EngineError, timeout: str, crash: str) -> PlayerError:
+def player_error(e: EngineError, timeout: str, crash: str) -> PlayerError:
     """The forfeit an engine error means: silence is a timeout, a dead engine a crash, a '?'
     reply (or anything else unexpected) a protocol error.  ``timeout`` and ``crash`` are the
     details to report for those two."""
@@ -171,7 +171,7 @@ def nboard_clock(tc: TimeControl, items: list[ggf.MoveItem]) -> tuple[str, list[
 
 
 
-def _quit(channel: PipeChannel | None) -> None:
+def quit_engine(channel: PipeChannel | None) -> None:
     """Ask an engine subprocess to quit, then wait for it (killed if it does not go)."""
     if channel is None:
         return

@@ -30,8 +30,8 @@ from .base import (
     Reply,
     TimeControl,
     Turn,
-    _player_error,
-    _quit,
+    player_error,
+    quit_engine,
 )
 
 log = get_logger("match.players")
@@ -44,7 +44,7 @@ def _fmt(x: float) -> str:
 
 class _GtpBase(Player):
     """The GTP conversation; subclasses open the :class:`EngineClient` (``_open``) and may say
-    how engine errors become player errors (``_player_error``) and which lines are retried."""
+    how engine errors become player errors (``player_error``) and which lines are retried."""
 
     def __init__(self, spec: PlayerSpec, tc: TimeControl):
         super().__init__(spec, tc)
@@ -63,7 +63,7 @@ class _GtpBase(Player):
         code = None
         if self.client is not None and isinstance(self.client.channel, PipeChannel):
             code = self.client.channel.proc.poll()
-        return _player_error(e, f"no answer to {line!r} within {timeout:.3g} s",
+        return player_error(e, f"no answer to {line!r} within {timeout:.3g} s",
                              f"engine exited (code {code}) during {line!r}")
 
     @contextmanager
@@ -179,7 +179,7 @@ class GtpPlayer(_GtpBase):
         return self.client.channel
 
     def close(self) -> None:
-        _quit(self._channel())
+        quit_engine(self._channel())
         self.client = None
         self.started = False
 

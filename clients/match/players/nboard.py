@@ -21,9 +21,9 @@ from .base import (
     Reply,
     TimeControl,
     Turn,
-    _player_error,
-    _quit,
     nboard_clock,
+    player_error,
+    quit_engine,
 )
 
 
@@ -44,7 +44,7 @@ class NBoardPlayer(Player):
         try:
             self.channel.send(line)
         except EngineError as e:
-            raise _player_error(e, f"no answer to {line!r}",
+            raise player_error(e, f"no answer to {line!r}",
                                 f"engine exited (code {self._code()})") from None
 
     def _read_until(self, pred: Callable[[str], bool], timeout: float, what: str) -> str:
@@ -54,7 +54,7 @@ class NBoardPlayer(Player):
             try:
                 line = self.channel.read_line(end)
             except EngineError as e:
-                raise _player_error(e, f"no {what} within {timeout:.3g} s",
+                raise player_error(e, f"no {what} within {timeout:.3g} s",
                                     f"engine exited (code {self._code()}) "
                                     f"while waiting for {what}") from None
             name = nb.parse_myname(line)
@@ -114,7 +114,7 @@ class NBoardPlayer(Player):
         return Reply(item.move, item.eval, {"empty_eval": True} if empty else {})
 
     def close(self) -> None:
-        _quit(self.channel)
+        quit_engine(self.channel)
         self.channel = None
 
     def kill(self) -> None:
