@@ -276,7 +276,7 @@ def test_a_wire_format_importing_the_engine_or_a_library_is_reported(tmp_path, s
 def test_the_two_searches_import_in_either_order(first):
     """The midgame search's kernels use the exact solver's small-node kernels, and the solver
     asks the midgame search for its first guess: whichever a process imports first, both load
-    (the solver package's facade is lazy)."""
+    (``endgame/guess.py`` imports the midgame search when it first runs it, not at the top)."""
     code = (f"import importlib; importlib.import_module({first!r}); "
             "from engine_server.search.endgame import Estimator, RootSolver, Solver, solve; "
             "from engine_server.search.alphabeta import AlphaBeta, search_root")

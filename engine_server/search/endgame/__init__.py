@@ -58,8 +58,8 @@ Modules, one per layer of the solver:
 
 The midgame search (``..alphabeta``) finishes its null-window nodes that reach the end with at
 most ``SIMPLE`` empties through ``small`` and ``simple``, while ``guess.py`` runs the midgame
-search: so the names below are loaded on first use, and importing a kernel module loads none of
-the solver's Python API.
+search: ``guess.py`` imports ``..alphabeta`` when it first builds that search, not when it is
+imported, so either package may be imported first.
 
 What callers may use is listed below; tests of private helpers import them from the module that
 defines them.
@@ -67,46 +67,22 @@ defines them.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
-# The facade is lazy (PEP 562; the docstring says why): each name, the module it comes from.
-_WHERE = {
-    "Estimator": "guess", "even_score": "guess", "window_around": "guess",
-    "RootProof": "rootsolve", "RootSolver": "rootsolve",
-    "ASPIRATION_MIN": "solver", "MODES": "solver", "Solver": "solver",
-    "SolveResult": "solver", "WindowResult": "solver", "default_solver": "solver",
-    "new_control": "solver", "solve": "solver", "solve_move_scores": "solver",
-    "solve_root": "solver", "solve_root_eval": "solver",
-    "ABORTED": "table", "DEFAULT_TABLE_BITS": "table", "LIMIT": "table", "NODES": "table",
-    "SHARED": "table", "new_table": "table",
-}
-
-if TYPE_CHECKING:
-    from .guess import Estimator, even_score, window_around
-    from .rootsolve import RootProof, RootSolver
-    from .solver import (
-        ASPIRATION_MIN,
-        MODES,
-        Solver,
-        SolveResult,
-        WindowResult,
-        default_solver,
-        new_control,
-        solve,
-        solve_move_scores,
-        solve_root,
-        solve_root_eval,
-    )
-    from .table import ABORTED, DEFAULT_TABLE_BITS, LIMIT, NODES, SHARED, new_table
-
-
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{where}", __name__), name)
-
+from .guess import Estimator, even_score, window_around
+from .rootsolve import RootProof, RootSolver
+from .solver import (
+    ASPIRATION_MIN,
+    MODES,
+    Solver,
+    SolveResult,
+    WindowResult,
+    default_solver,
+    new_control,
+    solve,
+    solve_move_scores,
+    solve_root,
+    solve_root_eval,
+)
+from .table import ABORTED, DEFAULT_TABLE_BITS, LIMIT, NODES, SHARED, new_table
 
 __all__ = [
     "ABORTED",

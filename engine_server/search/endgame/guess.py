@@ -16,13 +16,15 @@ docs/notes/2026-11-endgame-tuning.md, "Aspiration from a quick estimate").
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine_server.game import Position
 from engine_server.log import get_logger
 
-from ..alphabeta import SCALE, SELECTIVITY_PCT, SELECTIVITY_T, AlphaBeta
+if TYPE_CHECKING:
+    from ..alphabeta import AlphaBeta
 
 GUESS_DEPTH = 12       # plies of the selective search
 GUESS_LEVEL = 74       # its Multi-ProbCut confidence, percent
@@ -48,18 +50,22 @@ class Estimator:
     use from the shipped weights and their Multi-ProbCut statistics."""
 
     def __init__(self) -> None:
-        self._engines: dict[int, tuple[AlphaBeta, np.ndarray] | None] = {}
+        self._engines: dict[int, tuple[AlphaBeta, np.ndarray, int] | None] = {}
         self._lock = threading.Lock()
 
-    def _engine(self, rules: int) -> tuple[AlphaBeta, np.ndarray] | None:
+    def _engine(self, rules: int) -> tuple[AlphaBeta, np.ndarray, int] | None:
         if rules not in self._engines:
+            # Here, not at the top: the midgame search's kernels use the solver's small nodes,
+            # which loads this package first when the midgame search is imported first.
+            from ..alphabeta import SCALE, SELECTIVITY_PCT, SELECTIVITY_T, AlphaBeta
+
             try:
                 from engine_server.eval import mpc as M
                 from engine_server.eval.weights import default_weights
                 w = default_weights(rules)
                 k = SELECTIVITY_PCT.index(GUESS_LEVEL)
                 margins = M.shipped(rules, w).margins(SELECTIVITY_T[k], SCALE)
-                self._engines[rules] = (AlphaBeta(w, GUESS_TABLE_BITS), margins)
+                self._engines[rules] = (AlphaBeta(w, GUESS_TABLE_BITS), margins, k)
             except Exception as e:  # no weights or statistics: the solver goes without a guess
                 log.warning("solver_without_guess", error=str(e))
                 self._engines[rules] = None
@@ -76,10 +82,10 @@ class Estimator:
             got = self._engine(rules)
             if got is None:
                 return None
-            ab, margins = got
+            ab, margins, level = got
             ab.clear()
             r = ab.search(position, deadline, stop, max_depth=min(GUESS_DEPTH, position.empties),
-                          selectivity=SELECTIVITY_PCT.index(GUESS_LEVEL), mpc=margins)
+                          selectivity=level, mpc=margins)
         return max(-64, min(64, even_score(r.score))), int(r.nodes)
 
 
