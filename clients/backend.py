@@ -13,7 +13,7 @@ the last searched position to the new one (:func:`moves_between`).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 from engine_server.agents import SINGLE_THREAD_AGENT, make_agent, parse_spec
 from engine_server.config import resolve_agent
@@ -32,13 +32,6 @@ MAX_LINK_DISCS = 6
 # Progress reports are what an interrupted judge call falls back on, so they come often; each
 # costs tens of microseconds against batches of ~5 ms.
 PROGRESS_INTERVAL = 0.05
-
-
-class Backend(Protocol):
-    def search(self, position: Position, deadline: float,
-               progress: Progress | None = None) -> SearchResult: ...
-
-    def reset(self) -> None: ...
 
 
 def moves_between(old: Position, new: Position,

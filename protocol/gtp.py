@@ -92,12 +92,6 @@ def parse_response(lines: list[str] | tuple[str, ...]) -> Response:
 
 # --- analysis (lz-analyze / kata-analyze and their genmove_analyze) ------------------------------
 
-def analysis_move(text: str) -> str:
-    """A move as the analysis lines name it: ``pass`` for a pass, else the square as given
-    (the engine writes ``F5``)."""
-    return "pass" if text.lower() in ("pa", "pass") else text
-
-
 def info_lz(move: str, visits: int, winrate: float, prior: float, lcb: float, extra: str,
             order: int, pv: list[str]) -> str:
     """One move of an ``lz-analyze`` line; rates in [0, 1] are written in 1/10000."""

@@ -131,12 +131,6 @@ def neighbours(X):
 
 
 @njit(cache=True, inline="always")
-def square_bit(sq):
-    """Bitboard with only square ``sq`` (0..63) set."""
-    return U1 << U(sq)
-
-
-@njit(cache=True, inline="always")
 def _moves_dir(P, w, s, s2):
     # w = opponent discs that may be crossed in this direction.  Two plain fill steps, then two
     # doubling steps over pairs of crossable discs (Kogge-Stone, as Edax's get_moves): reaches
@@ -297,12 +291,6 @@ def rng_next(state):
 def rng_below(state, n):
     """Uniform integer in [0, n) for 0 < n < 2**32 (multiply-shift, as the C reference)."""
     return np.int64(((rng_next(state) >> S32) * U(n)) >> S32)
-
-
-@njit(cache=True, inline="always")
-def rng_uniform(state):
-    """Uniform float in [0, 1)."""
-    return np.float64(rng_next(state) >> U(11)) * (1.0 / 9007199254740992.0)
 
 
 def make_rng(seed: int) -> np.ndarray:

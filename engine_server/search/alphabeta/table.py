@@ -199,11 +199,6 @@ def busy_mark(keys, P, O):
 
 
 @njit(cache=True)
-def store_root(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel):
-    store(keys, data, P, O, rules, alpha, beta, best, depth, move, gen, sel)
-
-
-@njit(cache=True)
 def table_move(keys, data, P, O, rules):
     d = probe(keys, data, slot(keys, P, O), P, O, rules)
     if d != 0:

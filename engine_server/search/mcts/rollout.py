@@ -67,13 +67,6 @@ def _pick_uniform(moves, rng):
 
 
 @njit(cache=True)
-def bad_squares(rules):
-    """The squares the MCTS blog post's pseudo-random playout re-draws, per rules (see module
-    doc)."""
-    return _CORNERS if rules == REVERSED else _XC
-
-
-@njit(cache=True)
 def bad_squares_of(policy, rules):
     """The re-drawn squares of a pseudo-random ``policy`` (PSEUDO or PSEUDO_X) under ``rules``."""
     if rules == REVERSED:

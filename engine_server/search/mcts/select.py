@@ -8,9 +8,6 @@ import math
 import numpy as np
 from numba import njit
 
-from engine_server.game.bitboard import S32, U, rng_next
-from engine_server.game.memory import NO_REFCOUNT
-
 from .backup import any_child_open, best_child_lo, mean, pruned
 from .nodes import FIRST, FLAGS, MAX_MARGIN, NCHILD, PRIOR, PROVEN_CHILD, W2, N, W
 from .options import SELECT_OCBA, SELECT_OCBA_EQUAL, SELECT_PUCT, SELECT_ROUND_ROBIN
@@ -147,8 +144,3 @@ def _select_ocba(links, stats, first, count, cfg):
             best_gap = gap
             best = first + j
     return best
-
-
-@njit(cache=True, **NO_REFCOUNT)
-def rng_pick(rng, n):
-    return np.int64(((rng_next(rng) >> S32) * U(n)) >> S32)
