@@ -38,7 +38,7 @@ def _add_later_subcommands(sub: argparse._SubParsersAction) -> None:
     # Each benchmark module adds its own subcommand; the list grows with the project.
     for name in ("search", "timing", "zmq_latency", "zmq_load", "zmq_soak", "zmq_failover",
                  "zmq_store_cost", "endgame", "fuzz", "evalbench", "net", "web", "book",
-                 "cluster", "midgame", "judges", "turning", "decisions", "startup"):
+                 "cluster", "midgame", "judges", "turning", "decisions", "startup", "analysis"):
         try:
             module = importlib.import_module(f"benchmarks.{name}")
         except ImportError:
