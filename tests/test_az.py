@@ -203,7 +203,7 @@ def test_selfplay_and_gate_games_with_the_engine_agent(tmp_path):
 @pytest.mark.slow  # a training generation
 def test_the_loop_runs_a_generation_and_resumes_under_reversed_rules(tmp_path):
     from engine_server.agents import make_agent
-    from papers.agents.puct import PuctAgent
+    from engine_server.agents.papers.puct import PuctAgent
     from papers.alphazero.loop import Loop
 
     net_cfg = TINY

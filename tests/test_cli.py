@@ -153,12 +153,18 @@ def test_othello_botzone_help_lists_its_pack_command(capsys):
     assert capsys.readouterr().out.startswith("usage: othello-botzone pack ")
 
 
-def test_othello_match_help_lists_reproduce_and_cluster(capsys):
+def test_othello_match_help_lists_cluster_and_the_papers_experiments_are_othello_reproduce(
+        capsys):
     from clients.match.cli import main
+    from papers.reproduce import main as reproduce
 
     _help(main, ["--help"])
     out = capsys.readouterr().out
-    assert "othello-match reproduce ucb1" in out and "othello-match cluster" in out
+    assert "othello-reproduce" in out and "othello-match cluster" in out
+    _help(reproduce, ["--help"])
+    assert capsys.readouterr().out.startswith("usage: othello-reproduce ")
+    assert main(["reproduce", "ucb1"]) == 2   # the old spelling says where it went
+    assert "othello-reproduce ucb1" in capsys.readouterr().err
 
 
 def test_tool_help_is_plain_text_without_rst_markup(capsys):

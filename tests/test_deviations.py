@@ -7,11 +7,11 @@ import json
 import numpy as np
 
 from engine_server.eval.weights import default_weights
+from engine_server.game.wthor import read_file
 from training import heldout as H
 from training.cli import main as train_main
 from training.mpc import search_values
 from training.selfplay_data import load_dir
-from training.wthor import read_file
 
 from .conftest import data_file
 

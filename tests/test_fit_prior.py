@@ -7,8 +7,8 @@ import pytest
 
 from engine_server.eval import weights as wts
 from engine_server.eval.features import N_FEATURES, N_WEIGHTS
-from engine_server.game import STANDARD
-from training import cli, fit, patterns, wthor
+from engine_server.game import STANDARD, wthor
+from training import cli, fit, patterns
 from training.prior import FitState, StateError
 
 from .conftest import DATA

@@ -8,9 +8,10 @@ import json
 import numpy as np
 import pytest
 
+from clients.match import outside_judge as J
+from engine_server.game.wthor import read_file
 from training import heldout as H
 from training.cli import main as train_main
-from training.wthor import read_file
 
 from .conftest import data_file
 
@@ -222,15 +223,14 @@ def test_an_outside_judge_over_nboard_gives_the_labels(tmp_path, monkeypatch):
     positions = H.heldout_positions(data_file("wthor-sample.wtb"), 5, 3, 30, 40)
     judge = f"me=nboard:{sys.executable} -m engine_server --agent ab --no-warmup"
     quiet = lambda msg: None  # noqa: E731
-    judged = H.judge_values(positions, judge, 2, 30.0, quiet, tmp_path)
+    judged = J.judge_values(positions, judge, 2, 30.0, quiet, tmp_path)
     ours = search_values(positions, wts.default_weights(0), 2, 1, quiet)
     assert judged.tolist() == ours[:, 2].tolist() and np.abs(judged).sum() > 0
     # the answers are cached: the same call again starts no engine
-    import clients.match.players as players
 
     with monkeypatch.context() as m:
-        m.setattr(players, "make_player", lambda *a: pytest.fail("the judge was asked again"))
-        assert H.judge_values(positions, judge, 2, 30.0, quiet, tmp_path).tolist() == \
+        m.setattr(J, "make_player", lambda *a: pytest.fail("the judge was asked again"))
+        assert J.judge_values(positions, judge, 2, 30.0, quiet, tmp_path).tolist() == \
             judged.tolist()
 
     out = tmp_path / "judged.json"
@@ -312,7 +312,6 @@ def test_our_own_depth_2_as_the_judge_leaves_no_regret_at_depth_2(tmp_path):
 def test_a_forced_move_answered_without_a_value_is_valued_after_the_move(tmp_path, monkeypatch):
     """Engines answer a forced move at once, NTest without a value: the judge is asked the
     position after the move, from the other side's view."""
-    import clients.match.players as players
     from clients.match.players import Reply
     from engine_server.game import PASS, Color, Game, Position
 
@@ -351,8 +350,8 @@ def test_a_forced_move_answered_without_a_value_is_valued_after_the_move(tmp_pat
         def close(self):
             pass
 
-    monkeypatch.setattr(players, "make_player", Scripted)
-    got = H.judge_values([forced], "agent:random", 20, 1.0, lambda m: None, None)
+    monkeypatch.setattr(J, "make_player", Scripted)
+    got = J.judge_values([forced], "agent:random", 20, 1.0, lambda m: None, None)
     assert got.tolist() == [-value(forced.play(forced.legal_moves()[0]))]
 
 
@@ -378,14 +377,14 @@ def test_an_empty_eval_field_is_ntests_zero_and_no_field_is_no_value(tmp_path):
     positions = [p for p in H.heldout_positions(data_file("wthor-sample.wtb"), 6, 3, 30, 40)
                  if len(p.legal_moves()) > 1][:3]
     quiet = lambda msg: None  # noqa: E731
-    zero = H.judge_values(positions, f"nboard:{sys.executable} {script} F5//0.10", 20, 5.0,
+    zero = J.judge_values(positions, f"nboard:{sys.executable} {script} F5//0.10", 20, 5.0,
                           quiet, None)
     assert zero.tolist() == [0.0] * len(positions)
-    some = H.judge_values(positions, f"nboard:{sys.executable} {script} F5/-2.50/0.10", 20,
+    some = J.judge_values(positions, f"nboard:{sys.executable} {script} F5/-2.50/0.10", 20,
                           5.0, quiet, None)
     assert some.tolist() == [-2.5] * len(positions)
-    with pytest.raises(H.JudgeError, match="no evaluation"):
-        H.judge_values(positions, f"mute=nboard:{sys.executable} {script} F5", 20, 5.0, quiet,
+    with pytest.raises(J.JudgeError, match="no evaluation"):
+        J.judge_values(positions, f"mute=nboard:{sys.executable} {script} F5", 20, 5.0, quiet,
                        None)
 
 

@@ -123,7 +123,7 @@ def test_the_walk_reaches_every_script_and_the_commands_they_dispatch_by_hand(pa
     assert {p.split()[0] for p in progs} == set(SCRIPTS)
     # subcommands of argparse, of a hand-made dispatch, and one level down
     assert {"othello-cs303 export", "othello-botzone pack", "othello-match cluster",
-            "othello-match reproduce", "othello-match compare", "othello-book show",
+            "othello-reproduce", "othello-match compare", "othello-book show",
             "othello-train az loop", "othello-bench startup"} <= progs
 
 

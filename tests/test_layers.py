@@ -25,14 +25,20 @@ LAYERS: list[tuple[str, ...]] = [
      "engine_server.kernel_locator", "engine_server.game"),
     ("engine_server.eval",),
     ("engine_server.search",),
-    # the papers' agents sit with the engine's; their reproductions and training at the top
-    # the preset table sits apart, importing nothing, so that help texts list it cheaply
-    ("engine_server.agents", "papers.agents", "engine_server.presets"),
+    # the papers' agents are the engine's (engine_server.agents.papers); the preset table
+    # sits apart, importing nothing, so that help texts list it cheaply
+    ("engine_server.agents", "engine_server.presets"),
     ("engine_server.session",),
     ("engine_server.commands",),
     ("engine_server.serve", "engine_server.cli", "engine_server.config",
      "engine_server.__main__"),
-    ("clients", "training", "benchmarks", "papers"),
+    # the packages above the engine, each its own layer, so that packages point one way:
+    # the papers' experiments run matches through the clients, the training runs the
+    # AlphaZero loop of the papers, and the benchmarks measure everything
+    ("clients",),
+    ("papers",),
+    ("training",),
+    ("benchmarks",),
 ]
 PACKAGES = ("protocol", "engine_server", "clients", "training", "benchmarks", "papers")
 # The package root holds the version string and sets up the kernel cache: every layer may

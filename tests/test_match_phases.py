@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-import clients.match.players as players
+import clients.match.outside_judge as judging
 from clients.match.phases import bands, judged_moves, main, run, summarize
 from clients.match.players import Reply
 from engine_server.game import PASS, Color, Position, Rules
@@ -71,7 +71,7 @@ def _expected(first: int, last: int) -> list[tuple[int, int, str, int, float]]:
 
 def test_each_move_loses_the_judges_value_before_it_minus_after_it(tmp_path, monkeypatch):
     write_journal(tmp_path, GAMES)
-    monkeypatch.setattr(players, "make_player", Judge)
+    monkeypatch.setattr(judging, "make_player", Judge)
     Judge.asked = []
     records, moves, summary = run(tmp_path, "j=agent:random", 20, first=50, last=20, width=7)
     want = _expected(50, 20)
@@ -119,7 +119,7 @@ def test_a_journal_without_games_asks_the_judge_nothing():
 def test_the_command_prints_the_table_or_json_and_refuses_what_it_cannot_judge(
         tmp_path, monkeypatch, capsys):
     write_journal(tmp_path, GAMES[:2])
-    monkeypatch.setattr(players, "make_player", Judge)
+    monkeypatch.setattr(judging, "make_player", Judge)
     args = [str(tmp_path), "--judge", "j=agent:random", "--depth", "4", "--from", "40",
             "--to", "30"]
     assert main(args + ["--json"]) == 0

@@ -435,7 +435,7 @@ def test_the_default_net_is_the_shipped_file_or_none_with_one_warning(monkeypatc
                                                                       tmp_path):
     from structlog.testing import capture_logs
 
-    from papers.agents import puct
+    from engine_server.agents.papers import puct
 
     shipped = {STANDARD: nets["tiny"], REVERSED: tmp_path / "net-reversed.onnx"}
     monkeypatch.setattr(puct, "default_net_path", lambda rules: shipped[int(rules)])

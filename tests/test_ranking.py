@@ -8,9 +8,9 @@ import pytest
 
 from engine_server.eval import weights as wts
 from engine_server.eval.features import N_WEIGHTS, WEIGHT_SCALE
-from engine_server.game import STANDARD
+from engine_server.game import STANDARD, wthor
 from engine_server.game.bitboard import legal_moves, make_move
-from training import cli, fit, ranking, wthor
+from training import cli, fit, ranking
 from training.patterns import stage_rows
 from training.prior import FitState
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from engine_server.eval import weights as wts
-from engine_server.game import STANDARD, Color, Position
+from engine_server.game import STANDARD, Color, Position, wthor
 from engine_server.search.alphabeta import AlphaBeta
-from training import cli, labels, patterns, wthor
+from training import cli, labels, patterns
 
 from .conftest import DATA
 

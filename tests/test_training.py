@@ -9,10 +9,10 @@ import pytest
 
 from engine_server.agents import make_agent
 from engine_server.eval import weights as wts
-from engine_server.game import REVERSED, STANDARD, Game, Position
+from engine_server.game import REVERSED, STANDARD, Game, Position, wthor
 from engine_server.search.endgame import solve
 from engine_server.search.limits import Limits
-from training import cli, patterns, selfplay, wthor
+from training import cli, patterns, selfplay
 
 from .conftest import DATA
 

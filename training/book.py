@@ -60,10 +60,9 @@ from engine_server.eval import mpc as M
 from engine_server.eval.weights import default_weights
 from engine_server.game import PASS, Color, Game, Position, Rules, parse_move, square_name
 from engine_server.game.bitboard import U1, U, legal_moves
+from engine_server.game.wthor import DEFAULT_WTHOR
 from engine_server.search.alphabeta import SCALE as AB_SCALE
 from engine_server.search.alphabeta import SEL_EXACT, SELECTIVITY_PCT, SELECTIVITY_T, AlphaBeta
-
-from .wthor import DEFAULT_WTHOR
 
 LEAF_TABLE_BITS = 16      # a small table, cleared before every leaf search (see _leaf_values)
 
@@ -82,7 +81,7 @@ def count_positions(P: np.ndarray, O: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 def wthor_positions(directory: Path, max_ply: int, games: int | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    from training.wthor import read_dir, replay
+    from engine_server.game.wthor import read_dir, replay
 
     g = read_dir(directory)
     if games is not None:

@@ -27,8 +27,7 @@ from pathlib import Path
 
 from engine_server import __version__
 from engine_server.game import Rules
-
-from .wthor import DEFAULT_WTHOR
+from engine_server.game.wthor import DEFAULT_WTHOR
 
 
 def _parser() -> argparse.ArgumentParser:

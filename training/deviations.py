@@ -31,9 +31,9 @@ from typing import Any, Callable
 import numpy as np
 
 from engine_server.game import Rules
+from engine_server.game.wthor import DEFAULT_WTHOR
 
 from .heldout import HOLDOUT, draw_positions
-from .wthor import DEFAULT_WTHOR
 
 FORMAT = "othello-deviations 1"
 
@@ -43,10 +43,10 @@ def run(out: Path, n: int, depth: int, seed: int, min_empties: int, max_empties:
         log: Callable[[str], None]) -> dict[str, Any]:
     """Draw, search and write the positions; returns the manifest."""
     from engine_server.eval import weights as wts
+    from engine_server.game.wthor import read_dir, read_file
 
     from .mpc import search_values
     from .selfplay_data import MANIFEST, sha256, shard_path, write_json, write_shard
-    from .wthor import read_dir, read_file
 
     weights, _ = wts.load(weights_file, int(Rules.STANDARD))
     params = {"format": FORMAT, "positions": n, "depth": depth, "seed": seed,

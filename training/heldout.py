@@ -45,9 +45,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from clients.match.outside_judge import JudgeError, judge_values
 from engine_server.game import PASS, Game, Position, Rules
-
-from .wthor import DEFAULT_WTHOR
+from engine_server.game.wthor import DEFAULT_WTHOR
 
 HOLDOUT = 20          # patterns.train holds out every game whose index is divisible by this
 SHALLOW = (0, 2, 4)   # the depths scored against the label
@@ -70,7 +70,7 @@ def _held_draw(wthor: Path, n: int, seed: int, min_empties: int, max_empties: in
                skip: Callable[[Position], bool] | None, deviate: bool
                ) -> tuple[Any, list[tuple[int, Position]]]:
     """The WTHOR games and ``draw_positions`` over those the fit holds out."""
-    from .wthor import read_dir, read_file
+    from engine_server.game.wthor import read_dir, read_file
 
     games = read_file(wthor) if wthor.is_file() else read_dir(wthor)
     held = np.arange(0, len(games), HOLDOUT)
@@ -342,96 +342,6 @@ def regret_report(rules: int, weights: np.ndarray, positions: list[Position], de
             "seconds": round(time.monotonic() - t0, 1), "rows": rows}
 
 
-class JudgeError(Exception):
-    """The outside judge could not value a position (it died, timed out or gave no value)."""
-
-
-def judge_values(positions: list[Position], spec_text: str, depth: int, move_time: float,
-                 log: Callable[[str], None], cache: Path | None = None) -> np.ndarray:
-    """Each position's value in discs, side to move's view, as the engine of ``spec_text``
-    (a player spec of ``othello-match``) reports it with its move; an NBoard engine is sent
-    ``set depth depth`` and ``move_time`` seconds a move, so that the depth, not the clock,
-    ends its search.  Where it answers a forced move without a value, the position after the
-    move is asked instead.  Answers are saved to ``cache`` as they come (resumable)."""
-    import hashlib
-
-    from clients.match.players import (
-        PlayerError,
-        PlayerSpec,
-        TimeControl,
-        Turn,
-        make_player,
-    )
-
-    from .mpc import positions_digest
-
-    spec = PlayerSpec.parse(spec_text)
-    n = len(positions)
-    values, done = np.full(n, np.nan), np.zeros(n, bool)
-    key = hashlib.sha256(repr((spec.target, depth, positions_digest(positions))).encode())
-    path = None if cache is None else cache / f"judge-{key.hexdigest()[:16]}.npz"
-    if path is not None and path.is_file():
-        with np.load(path) as z:
-            values, done = z["values"].copy(), z["done"].copy()
-        log(f"resuming: {int(done.sum())} of {n} positions already judged")
-
-    def save() -> None:
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp.npz")
-            np.savez(tmp, values=values, done=done)
-            tmp.replace(path)
-
-    if done.all():
-        return values
-    player = make_player(spec, TimeControl(move_time=move_time, grace=move_time,
-                                           nboard_depth=depth))
-
-    def ask(pos: Position, i: int) -> float:
-        # Engines answer a forced move at once, often without a value (NTest does): follow
-        # the forced moves, and the opponent's forced passes, to a position with a choice.
-        # NTest also leaves the field empty when the value is 0 (``=== G4//2.32``).
-        sign = 1.0
-        while True:
-            reply = player.genmove(Turn(game=Game(pos), color=pos.side, clock_left=None,
-                                        items=[], wait=2 * move_time + 30))
-            if reply.eval is not None:
-                return sign * float(reply.eval)
-            moves = pos.legal_moves()
-            if len(moves) > 1 and reply.stats.get("empty_eval"):
-                return 0.0          # NTest's way of writing a zero
-            if len(moves) != 1:
-                raise JudgeError(f"{spec.name} gave no evaluation with its move "
-                                 f"for position {i} ({pos.to_ggf()})")
-            pos, sign = pos.play(moves[0]), -sign
-            if pos.is_game_over():
-                return sign * float(pos.score())
-            if pos.must_pass():
-                pos, sign = pos.play(PASS), -sign
-
-    t0, fresh = time.monotonic(), 0
-    try:
-        for i, pos in enumerate(positions):
-            if done[i]:
-                continue
-            if fresh == 0:
-                player.new_game(Game(pos), pos.side, 0)
-            values[i] = ask(pos, i)
-            done[i] = True
-            fresh += 1
-            if fresh % 25 == 0 or done.all():
-                save()
-                dt = time.monotonic() - t0
-                log(f"  {int(done.sum())}/{n} positions judged by {spec.name}, "
-                    f"{dt / fresh:.2f} s each")
-    except PlayerError as e:
-        raise JudgeError(f"{spec.name}: {e}") from None
-    finally:
-        save()
-        player.close()
-    return values
-
-
 def plot(result: dict[str, Any], path: Path, title: str) -> None:
     import matplotlib
 
@@ -604,6 +514,6 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["JudgeError", "add_parser", "children", "draw_positions", "errors", "heldout_outcomes",
-           "heldout_positions", "judge_values", "main", "move_values", "outcome_rows",
+__all__ = ["add_parser", "children", "draw_positions", "errors", "heldout_outcomes",
+           "heldout_positions", "main", "move_values", "outcome_rows",
            "regret_report", "regrets", "report"]

@@ -22,15 +22,14 @@ from typing import Any, Callable
 import numpy as np
 
 from engine_server.eval import mpc as M
-from engine_server.game import PASS, Game, Position, Rules
-
-from .wthor import DEFAULT_WTHOR
+from engine_server.game import PASS, Game, Position, Rules, positions_digest
+from engine_server.game.wthor import DEFAULT_WTHOR
 
 MIN_EMPTIES, MAX_EMPTIES = 12, 56
 
 
 def wthor_positions(wthor: Path, n: int, seed: int) -> list[Position]:
-    from .wthor import read_dir, read_file
+    from engine_server.game.wthor import read_dir, read_file
 
     games = read_file(wthor) if wthor.is_file() else read_dir(wthor)
     rng = np.random.default_rng(seed)
@@ -78,16 +77,6 @@ def selfplay_positions(rules: int, n: int, seed: int) -> list[Position]:
             assert r.best_move is not None
             game.play(r.best_move)
     return out[:n]
-
-
-def positions_digest(positions: list[Position]) -> str:
-    """Which positions, in which order: a cache of their values is only theirs."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for p in positions:
-        h.update(f"{p.black:x} {p.white:x} {int(p.side)} {int(p.rules)};".encode())
-    return h.hexdigest()[:24]
 
 
 def search_values(positions: list[Position], weights: np.ndarray, max_depth: int,
@@ -214,5 +203,5 @@ def main(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["add_parser", "fit_and_save", "main", "positions_digest", "search_values",
+__all__ = ["add_parser", "fit_and_save", "main", "search_values",
            "selfplay_positions", "wthor_positions"]

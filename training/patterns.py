@@ -27,9 +27,10 @@ from pathlib import Path
 import numpy as np
 
 from engine_server.eval.features import N_STAGES, N_WEIGHTS, STAGE_COUNTS, WEIGHT_SCALE
+from engine_server.game import wthor
 from engine_server.game.bitboard import REVERSED, STANDARD
 
-from . import fit, labels, wthor
+from . import fit, labels
 from .prior import FitState
 
 

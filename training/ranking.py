@@ -32,9 +32,10 @@ import numpy as np
 from numba import njit, prange
 
 from engine_server.eval.features import N_FEATURES, N_WEIGHTS, WEIGHT_SCALE, feature_indices
+from engine_server.game import wthor
 from engine_server.game.bitboard import U0, U1, U, legal_moves, lowest_square, make_move, popcount
 
-from . import fit, wthor
+from . import fit
 from .patterns import stage_rows
 from .prior import FitState, StateError
 

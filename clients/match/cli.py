@@ -1,7 +1,8 @@
-"""``othello-match``: a referee and tournament runner for any engines, and the papers' experiments.
+"""``othello-match``: a referee and tournament runner for any engines.  (The papers'
+experiments, which run matches through it, are ``othello-reproduce``, in the ``papers``
+package above the clients.)
 
     othello-match PLAYER PLAYER [PLAYER...] [--games N] [--move-time S] [--clock MAIN/INC] ...
-    othello-match reproduce ucb1|uct|ocba|dk [--games N] [--out DIR] ...
     othello-match cluster [--workers N] [--port 8786]    # a local Dask cluster for --cluster
     othello-match turns DIR [--from 22] [--exact 20]     # where a match's games were decided
     othello-match phases DIR --judge SPEC --depth D      # each side's moves judged by an engine
@@ -43,10 +44,12 @@ Prefix NAME= to name a player, e.g. strong=agent:uct:iterations=2000.
 Running again with the same arguments resumes from DIR/journal.jsonl.
 
 other commands (each with its own --help):
-  othello-match reproduce ucb1|uct|ocba|dk   rerun a paper's experiment
   othello-match cluster                                     a local Dask scheduler and workers
   othello-match turns DIR                                   where a match's games were decided
   othello-match phases DIR --judge SPEC --depth D           each side's moves, by bands of empties
+
+The papers' experiments, played through this referee, are a command of their own:
+  othello-reproduce ucb1|uct|ocba|dk
 """
 
 
@@ -242,9 +245,9 @@ def expand_players(players: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] == "reproduce":
-        from papers.reproduce import main as reproduce_main
-
-        return reproduce_main(args_list[1:])
+        print("othello-match: the papers' experiments are othello-reproduce now "
+              "(othello-reproduce ucb1|uct|ocba|dk)", file=sys.stderr)
+        return 2
     if args_list and args_list[0] == "cluster":
         return cluster_main(args_list[1:])
     if args_list and args_list[0] == "turns":

@@ -168,7 +168,7 @@ def run(directory: Path, judge: str, depth: int, first: int = DEFAULT_FROM,
         cache: Path | None = None, log: Callable[[str], None] = lambda s: None
         ) -> tuple[list[GameRecord], list[JudgedMove], dict[str, object]]:
     """Judge every game of the match in ``directory`` (its ``journal.jsonl``)."""
-    from training.heldout import JudgeError, judge_values
+    from .outside_judge import JudgeError, judge_values
 
     records = finished_games(directory)
 

@@ -39,7 +39,7 @@ def _make(spec: str, p: dict[str, Any]) -> Agent:
 
     choose = None
     if p["knowledge"]:
-        from papers.agents.dk import knowledge_choice
+        from .papers.dk import knowledge_choice
         choose = knowledge_choice
     return RootSolvingAgent(ParallelAgent(spec, p, make_tree, threads, "mcts", choose), spec, p)
 

@@ -6,12 +6,12 @@ from dataclasses import replace
 from typing import Any
 
 from engine_server.presets import DEFAULT_AGENT
-from papers.agents import DK, MINMAX, OCBA, PSEUDO_RANDOM, PUCT, RANDOM, SHALLOW, UCB1, UCT
 
 from .ab import AB, BEST
 from .base import Agent, AgentInfo, AgentSpecError
 from .book_agent import BookAgent, book_params
 from .mcts import MCTS
+from .papers import DK, MINMAX, OCBA, PSEUDO_RANDOM, PUCT, RANDOM, SHALLOW, UCB1, UCT
 
 # Agents that open from the book unless told book=off: the default agent, under standard rules
 # (book=auto: the reversed book lost its match, docs/book.md).  The papers' agents keep their

@@ -17,9 +17,11 @@ from .position import (  # noqa: E402
     Position,
     Rules,
     parse_color,
+    positions_digest,
 )
 
 __all__ = [
     "PASS", "STANDARD", "REVERSED", "NotationError", "parse_move", "square_name",
     "Color", "Game", "GameResult", "IllegalMoveError", "Position", "Rules", "parse_color",
+    "positions_digest",
 ]

@@ -317,3 +317,13 @@ class Game:
 
     def move_texts(self) -> list[str]:
         return [nt.square_name(m) for m in self.moves]
+
+
+def positions_digest(positions: list[Position]) -> str:
+    """Which positions, in which order: a cache of their values is only theirs."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in positions:
+        h.update(f"{p.black:x} {p.white:x} {int(p.side)} {int(p.rules)};".encode())
+    return h.hexdigest()[:24]

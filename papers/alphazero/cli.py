@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from training.wthor import DEFAULT_WTHOR
+from engine_server.game.wthor import DEFAULT_WTHOR
 
 DOCS = Path("docs/net")
 

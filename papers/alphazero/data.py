@@ -20,8 +20,8 @@ import numpy as np
 
 from engine_server.eval import planes
 from engine_server.eval.features import symmetry
+from engine_server.game import wthor
 from engine_server.game.bitboard import START_BLACK, START_WHITE, U
-from training import wthor
 
 from . import kernels
 

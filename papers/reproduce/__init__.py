@@ -1,4 +1,4 @@
-"""``othello-match reproduce ucb1|uct|ocba|dk``: the papers' competitions,
+"""``othello-reproduce ucb1|uct|ocba|dk``: the papers' competitions,
 run by the referee, with the papers' numbers printed next to ours.
 
 * ucb1 (the 2022 UCB1 paper), Table 1: round robin of Shallow Search (n=100), Min-Max Search

@@ -1,4 +1,4 @@
-"""``python -m papers.reproduce EXPERIMENT``: the same as ``othello-match reproduce``."""
+"""``python -m papers.reproduce EXPERIMENT``: the same as ``othello-reproduce``."""
 
 import sys
 

@@ -1,4 +1,4 @@
-"""``othello-match reproduce EXPERIMENT``: the experiments by name, and the command that plays
+"""``othello-reproduce EXPERIMENT``: the experiments by name, and the command that plays
 one and writes its report and plots."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ OLD_NAMES = {"seed000": "ucb1", "seed001": "uct", "seed002": "ocba", "seed004": 
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="othello-match reproduce",
+    p = argparse.ArgumentParser(prog="othello-reproduce",
                                 description="Run a paper's competition and compare.")
     p.add_argument("experiment", type=lambda name: OLD_NAMES.get(name, name),
                    choices=list(EXPERIMENTS))
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     last = max((r["last_end"] for r in results if r["last_end"]), default=None)
     span = (last - first) if first is not None else 0.0
     body, data = report(results, games, args.seed)
-    command = "othello-match reproduce " + " ".join(
+    command = "othello-reproduce " + " ".join(
         shlex.quote(a) for a in (argv if argv is not None else sys.argv[2:]))
     lines = [f"# {title}", "", f"Command: `{command}`", "",
              f"{played} of {scheduled} games, {game_seconds:.0f} s of game time in "

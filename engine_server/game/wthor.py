@@ -27,7 +27,7 @@ from engine_server.game.bitboard import (
 
 # The WTHOR database beside the checkout (../shared/data/wthor), where the training commands look
 # unless --wthor says otherwise.
-DEFAULT_WTHOR = Path(__file__).resolve().parents[2] / "shared" / "data" / "wthor"
+DEFAULT_WTHOR = Path(__file__).resolve().parents[3] / "shared" / "data" / "wthor"
 
 HEADER = 16
 RECORD = 68

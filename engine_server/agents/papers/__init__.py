@@ -1,5 +1,6 @@
 """The papers' agents, one module per paper; the registry (``engine_server.agents``) builds them
-by name.  Which paper each comes from: the ``papers`` package's docstring."""
+by name.  Which paper each comes from: the ``papers`` package's docstring (the reproductions of
+the papers' experiments and the AlphaZero loop live there, above the clients)."""
 
 from __future__ import annotations
 
