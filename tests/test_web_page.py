@@ -520,9 +520,9 @@ def test_dark_theme_and_reduced_motion_follow_the_system(server, browser, size):
 
 
 # --- disc icons and the bar's value: read in both themes, at both sizes ----------------------
-ICONS_JS = """() => {
-  const rgb = (t) => (t.match(/rgba?\\([^)]*\\)/g) || [])
-    .map((c) => c.match(/[\\d.]+/g).map(Number));
+# WCAG's relative luminance of an [r, g, b] colour and the contrast ratio of two, for the
+# scripts below that measure the page's colours.
+LUMINANCE_JS = """
   const lum = (c) => {
     const f = (v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
@@ -531,6 +531,12 @@ ICONS_JS = """() => {
     const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
     return (x + 0.05) / (y + 0.05);
   };
+"""
+
+ICONS_JS = """() => {
+  const rgb = (t) => (t.match(/rgba?\\([^)]*\\)/g) || [])
+    .map((c) => c.match(/[\\d.]+/g).map(Number));
+/*LUMINANCE*/
   const behind = (el) => {
     for (let e = el.parentElement; e; e = e.parentElement) {
       const c = rgb(getComputedStyle(e).backgroundColor)[0];
@@ -549,7 +555,7 @@ ICONS_JS = """() => {
                            ? ratio(ring, bg) : 0),
             size: el.getBoundingClientRect().width};
   });
-}"""
+}""".replace("/*LUMINANCE*/", LUMINANCE_JS)
 
 
 def test_every_disc_icon_and_the_bars_value_read_in_light_and_dark(server, browser, size):  # noqa: F811
@@ -826,14 +832,7 @@ CONTRAST_JS = """
     for (const l of layers.reverse()) bg = blend(l, bg);
     return bg;
   };
-  const lum = (c) => {
-    const f = (v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
-  };
-  const ratio = (a, b) => {
-    const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
-    return (x + 0.05) / (y + 0.05);
-  };
+/*LUMINANCE*/
   const out = [];
   for (const el of document.querySelectorAll("body *")) {
     const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim())
@@ -856,7 +855,7 @@ CONTRAST_JS = """
   }
   return out;
 }
-"""
+""".replace("/*LUMINANCE*/", LUMINANCE_JS)
 
 
 def low_contrast(page: Any, limit: float = 4.5) -> list[str]:
