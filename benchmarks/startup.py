@@ -21,7 +21,7 @@ import tempfile
 import time
 from typing import Any
 
-from clients.engine_client import engine_command, engine_env
+from clients.channels import engine_command, engine_env
 from clients.engine_process import EngineProcess
 from engine_server.game import Color, square_name
 

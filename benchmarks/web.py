@@ -225,7 +225,7 @@ async def _under_load(url: str, agents: list[str], tabs: int, move_time: float,
 
 
 def _start_server(tmp: Path, tabs: int) -> tuple[subprocess.Popen[str], str]:
-    from clients.engine_client import engine_command, engine_env
+    from clients.channels import engine_command, engine_env
 
     cfg = tmp / "web.toml"
     cfg.write_text(f"[web]\nmax_sessions = {tabs + 4}\n", encoding="utf-8")

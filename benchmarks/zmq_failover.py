@@ -74,7 +74,7 @@ class Fleet:
         self.lock = threading.Lock()
 
     def start(self, i: int) -> subprocess.Popen[bytes]:
-        from clients.engine_client import engine_command, engine_env
+        from clients.channels import engine_command, engine_env
 
         log_path = self.tmpdir / f"server-{i}-{len(self.logs)}.log"
         self.logs.append(log_path)

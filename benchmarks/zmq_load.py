@@ -100,7 +100,7 @@ def write_config(directory: Path, sessions: int, threads: int, memory_mib: float
 
 
 def _start_server(config: Path, endpoint: str, log_path: Path) -> subprocess.Popen[bytes]:
-    from clients.engine_client import engine_command, engine_env
+    from clients.channels import engine_command, engine_env
 
     with open(log_path, "wb") as log:
         return subprocess.Popen(

@@ -92,7 +92,7 @@ TERM_EXIT_S = 60.0           # beyond the drain's timeout, a SIGTERMed server's 
 
 def _start_server(config: Path, endpoint: str, log_path: Path,
                   store: Path | None = None) -> subprocess.Popen[bytes]:
-    from clients.engine_client import engine_command, engine_env
+    from clients.channels import engine_command, engine_env
 
     kept = ["--store", str(store)] if store is not None else []
     return subprocess.Popen(

@@ -57,7 +57,7 @@ def _summary_ms(xs: list[float]) -> dict[str, float]:
 
 def _start(endpoint: str, config: Path, agent: str, log_path: Path,
            store: str | None) -> subprocess.Popen[bytes]:
-    from clients.engine_client import engine_command, engine_env
+    from clients.channels import engine_command, engine_env
 
     kept = ["--store", store] if store is not None else ["--no-store"]
     return subprocess.Popen(

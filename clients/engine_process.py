@@ -1,5 +1,5 @@
 """An engine subprocess speaking GTP or NBoard over pipes: an :class:`EngineClient` over a
-:class:`PipeChannel` (clients/engine_client.py), plus the raw line calls the timing benchmark,
+:class:`PipeChannel` (clients/channels.py), plus the raw line calls the timing benchmark,
 the tests and the CS303 worker use (``send``, ``read_line``, ``read_until``).
 """
 
@@ -9,14 +9,8 @@ import subprocess
 import time
 from typing import IO, Callable, Sequence
 
-from clients.engine_client import (
-    REPO,
-    EngineClient,
-    EngineTimeout,
-    PipeChannel,
-    engine_command,
-    engine_env,
-)
+from clients.channels import REPO, PipeChannel, engine_command, engine_env
+from clients.engine_client import EngineClient, EngineTimeout
 
 __all__ = ["REPO", "EngineProcess", "EngineTimeout"]
 

@@ -1,5 +1,5 @@
 """Client of the engine's ZeroMQ server: an :class:`EngineClient` over a :class:`ZmqChannel`
-(clients/engine_client.py, which documents the framing and the "lazy pirate" retries), plus the
+(clients/channels.py, which documents the framing and the "lazy pirate" retries), plus the
 raw ``(seq, line)`` calls of the CS303 remote backend and ``othello-remote``.
 """
 
@@ -12,13 +12,13 @@ from typing import Any, Sequence
 
 import zmq
 
+from clients.channels import ZmqChannel
 from clients.engine_client import (
     RESTART_POLL,
     RESTART_POLL_MAX,
     RESTART_WAIT,
     EngineClient,
     EngineError,
-    ZmqChannel,
     resend_refusal,
 )
 from engine_server.log import get_logger

@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 
-from clients.engine_client import REPO, engine_command, engine_env
+from clients.channels import REPO, engine_command, engine_env
 
 
 class ServedEngine:

@@ -10,6 +10,7 @@ from typing import Callable
 import pytest
 
 from clients import engine_process, remote
+from clients.channels import InProcessChannel, PipeChannel
 from clients.engine_client import (
     Channel,
     EngineClient,
@@ -17,8 +18,6 @@ from clients.engine_client import (
     EngineCommandError,
     EngineError,
     EngineTimeout,
-    InProcessChannel,
-    PipeChannel,
     is_idempotent,
     parse_response,
     read_response,

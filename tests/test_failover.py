@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import zmq
 
-from clients.engine_client import home_index
+from clients.channels import home_index
 from clients.remote import RemoteEngine
 from engine_server.serve.store import SessionStore
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from clients.engine_client import PipeChannel
+from clients.channels import PipeChannel
 from clients.match import elo as E
 from clients.match import openings as O
 from clients.match import pool as P

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:   # run as a script for the screenshot
     sys.path.insert(0, str(REPO))
 
-from clients.engine_client import engine_command, engine_env  # noqa: E402
+from clients.channels import engine_command, engine_env  # noqa: E402
 from engine_server.commands.web import parse_move_list  # noqa: E402
 from engine_server.game import Position  # noqa: E402
 

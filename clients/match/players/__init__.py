@@ -14,8 +14,8 @@ A player never judges: it asks its engine for a move and reports what came back,
 does not answer in time, dies, or answers something that is not a move (and a CS303 player
 :class:`PlayerIllegal` and :class:`PlayerMemory`, as the course's judge rules).  The referee
 owns the board, the rules and the clocks.  Engines are reached through
-``clients.engine_client``; its errors become player errors in one place,
-``base.player_error``.
+``clients.engine_client`` over ``clients.channels``; its errors become player errors in one
+place, ``base.player_error``.
 
 One module per transport: ``base`` (specs, time control, turns and replies, errors, the
 :class:`Player` interface), ``agent``, ``gtp`` (GTP over pipes and ZeroMQ), ``nboard`` and

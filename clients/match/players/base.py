@@ -2,8 +2,8 @@
 answers (:class:`Turn`, :class:`Reply`), the errors a move can end in, and the :class:`Player`
 interface the referee drives.
 
-Engines are reached through ``clients.engine_client``; its errors become player errors in one
-place, :func:`player_error`.
+Engines are reached through ``clients.engine_client`` over ``clients.channels``; its errors
+become player errors in one place, :func:`player_error`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clients.engine_client import EngineClosed, EngineError, EngineTimeout, PipeChannel
+from clients.channels import PipeChannel
+from clients.engine_client import EngineClosed, EngineError, EngineTimeout
 from engine_server.game import Color, Game, ggf
 
 KINDS = ("agent", "gtp", "nboard", "zmq", "cs303")

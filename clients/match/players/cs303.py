@@ -12,7 +12,8 @@ import threading
 from pathlib import Path
 from typing import IO
 
-from clients.engine_client import EngineTimeout, PipeChannel
+from clients.channels import PipeChannel
+from clients.engine_client import EngineTimeout
 from clients.engine_process import EngineProcess
 from engine_server.game import PASS, Color, Game
 from engine_server.log import get_logger

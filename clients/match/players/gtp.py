@@ -8,12 +8,12 @@ import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from clients.channels import PipeChannel
 from clients.engine_client import (
     EngineClient,
     EngineCommandError,
     EngineError,
     EngineSessionExpired,
-    PipeChannel,
 )
 from clients.remote import RemoteEngine
 from engine_server.game import PASS, Color, Game, NotationError, Rules, parse_move

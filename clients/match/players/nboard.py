@@ -7,7 +7,8 @@ import shlex
 import time
 from collections.abc import Callable
 
-from clients.engine_client import EngineError, PipeChannel
+from clients.channels import PipeChannel
+from clients.engine_client import EngineError
 from engine_server.game import Color, Game, Position, ggf
 from protocol import nboard as nb
 
