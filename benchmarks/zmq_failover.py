@@ -42,8 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from .common import REPO_ROOT, emit, free_port
+from .soak_logs import log_counts, log_records, summary
 from .zmq_load import log_tail, stop_server, wait_ready
-from .zmq_soak import Player, log_counts, log_records, summary
+from .zmq_soak import Player
 
 PLAYER_TIMEOUT = 5.0
 LEASE = 5.0
