@@ -20,8 +20,8 @@ with a message.  A page that comes back to a game that ended is told why, and st
 With a session store (``serve/store.py``; on unless ``--no-store``) the games outlive the
 server: each game's process writes its game to the store on every change, and a page that
 comes back with a token this server does not know finds its game restored from the store, in a
-new process, as if it came back to a live game.  The server holds a lease on each game it
-serves (renewed every third of the lease's length, given back when it stops).  SIGTERM drains:
+new process, as if it came back to a live game.  The leases, the restoring, the handing over and
+the store's housekeeping are ``serve/web_leases.py``'s (a mixin, ``StoreSide``).  SIGTERM drains:
 new pages are told to come back in a moment, an engine's move under way may finish (up to
 ``drain_timeout``), then the server stops and the store keeps every game for the next one.
 """
@@ -59,16 +59,21 @@ from protocol import web
 from .store import SessionStore, StoreError, store_from_settings
 from .web_game import (
     ATTACH,
+    CLOSE_EXPIRED,
+    CLOSE_RESTART,
+    CLOSE_TAKEN_OVER,
     DETACH,
     DRAIN,
     FRAME,
     MESSAGE,
-    MOVED,
     STORE_KIND,
+    WORKER_EXIT_S,
+    Tab,
     WorkerSetup,
     frame_in,
     tab_worker,
 )
+from .web_leases import StoreSide
 
 if TYPE_CHECKING:
     from engine_server.config import Config
@@ -94,26 +99,12 @@ REAP_INTERVAL = 1.0
 # A new page that finds every game in use waits this long before "server full": a page that
 # has just closed may not be seen gone yet.
 FULL_WAIT_S = 2.0
-# WebSocket close codes of our own (4000-4999 are the application's).
-CLOSE_TAKEN_OVER = 4000   # the game was opened by another page
-CLOSE_EXPIRED = 4001      # the game was closed (idle, or for a newcomer)
-CLOSE_RESTART = 1012      # the server is stopping, or another one serves the game: the page
-                          # comes back by itself
 DEFAULT_DRAIN_TIMEOUT = 10.0
-NO_LEASE = ("the session store is out of reach, so a game begun now could not be kept; this "
-            "page tries again in a moment")
 # The form of a token a page makes for its new game (18 random bytes in base64url, as the
 # server's own).
 PAGE_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,100}")
-# Seconds between the store's housekeeping (renewing this server's leases, marking the games
-# whose page is open as current, ending stored games nobody came back to), at most.
-SWEEP_INTERVAL = 30.0
-# A restored game's process has this long to say whether the game could be taken back.
-RESTORE_WAIT_S = 30.0
 STOPPING = ("server stopping (a restart or a shutdown): this page connects again by itself in "
             "a few seconds")
-# A closed tab's process has this long to stop its search and exit before it is killed.
-WORKER_EXIT_S = 10.0
 # Messages over the protocol's limit but under this one are answered with an error and the
 # session goes on; only larger ones make the WebSocket layer drop the connection.
 WS_MAX_SIZE_FACTOR = 16
@@ -168,24 +159,7 @@ def parse_address(text: str, default_host: str, default_port: int) -> tuple[str,
     return host, int(port_text)
 
 
-@dataclass(eq=False)
-class Tab:
-    """A game: its process and the page connected to it, if any."""
-
-    token: str
-    proc: Any
-    reader: asyncio.StreamReader
-    writer: asyncio.StreamWriter
-    last_seen: float                   # the last message from a page
-    ws: WebSocket | None = None
-    parked_since: float | None = None  # when its page left
-    ply: int = 0                       # from the state messages the process sends
-    searching: bool = False
-    ended: bool = False
-    pump: asyncio.Task[None] | None = None
-
-
-class WebServer:
+class WebServer(StoreSide):
     """The Starlette app and the games' processes.
 
     Each game's session runs in a process of its own, forked by a fork server that has the
@@ -193,6 +167,8 @@ class WebServer:
     twenty searches in one process the threads that carry other tabs' messages would queue
     behind them for hundreds of milliseconds.  Apart, a tab's messages wait only for its own
     search, and the server's event loop for nobody."""
+
+    config: WebConfig
 
     def __init__(self, options: EngineOptions, config: WebConfig, log_level: str = "warning",
                  log_file: str | None = None, store: SessionStore | None = None):
@@ -293,12 +269,8 @@ class WebServer:
         # no server knows becomes the new game's.
         fresh = ws.query_params.get("new") == "1" and PAGE_TOKEN.fullmatch(token) is not None
         tab = self.games.get(token) if token else None
-        if tab is not None and self.store is not None and not tab.ended and \
-                self._store_call(lambda store: store.holds(STORE_KIND, token)) is False:
-            # Taken over while this server was frozen or cut off: this copy is stale, and the
-            # page is served where the game is now (or handed it from there).
-            await self._drop_stale(tab)
-            tab = None
+        if tab is not None and not await self._still_held(tab):
+            tab = None   # taken over while this server was frozen or cut off
         notice = None
         adopt = None   # the page's own token for its new game
         resumed = tab is not None
@@ -317,11 +289,7 @@ class WebServer:
                 if not await self._slot():
                     await self._full(ws)
                     return
-                self._restoring[token] = asyncio.Event()
-                try:
-                    tab, why, refused = await self._from_store(token)
-                finally:
-                    self._restoring.pop(token).set()
+                tab, why, refused = await self._restore_once(token)
                 if refused is not None:
                     await self._refuse(ws, refused, "served by another server")
                     return
@@ -416,17 +384,10 @@ class WebServer:
         kept it.  The tab, or why not: the stored game could not be taken back (its process
         has ended then), or a new game's lease could not be taken."""
         token = token or secrets.token_urlsafe(18)
-        if state is None and self.store is not None:
-            # A new token: nobody else holds it.  Taken before the process starts, whose
-            # writes carry the lease's token; a game that could write nothing is not begun.
-            try:
-                held = self.store.acquire(STORE_KIND, token)
-            except StoreError as e:
-                log.error("store_failed", error=str(e))
-                return NO_LEASE
-            if held is not None:
-                return NO_LEASE
-        fence = None if self.store is None else self.store.fence(STORE_KIND, token)
+        refused = self._new_lease(token) if state is None else None
+        if refused is not None:
+            return refused
+        fence = self._fence(token)
         ours, theirs = socket.socketpair()
         try:
             proc = self._context().Process(target=tab_worker,
@@ -452,146 +413,6 @@ class WebServer:
                  restored=state is not None)
         return tab
 
-    @staticmethod
-    async def _restored(reader: asyncio.StreamReader) -> str | None:
-        """A restored game's first frame: None when its process took the game back, else
-        why not."""
-        try:
-            head = await asyncio.wait_for(reader.readexactly(FRAME.size), RESTORE_WAIT_S)
-            reply = json.loads(await reader.readexactly(FRAME.unpack(head)[0]))
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.TimeoutError,
-                ValueError):
-            return "its process did not start"
-        if isinstance(reply, dict) and reply.get("ok") is True:
-            return None
-        return str(reply.get("error") if isinstance(reply, dict) else reply)
-
-    # --- the store ----------------------------------------------------------------------------
-    def _store_call(self, fn: Callable[[SessionStore], Any]) -> Any:
-        """Run a store call (one transaction); a failure (a full disk) is logged once until
-        the store works again, and the games go on in memory.  None when there is no store
-        or it failed."""
-        if self.store is None:
-            return None
-        try:
-            out = fn(self.store)
-        except StoreError as e:
-            if not self.store_failing:
-                log.error("store_failed", error=str(e))
-            self.store_failing = True
-            return None
-        if self.store_failing:
-            log.warning("store_recovered", store=self.store.where)
-        self.store_failing = False
-        return out
-
-    def _gone_why(self) -> str:
-        return (f"closed {self.config.resume_timeout:g} s after its page closed "
-                "(resume_timeout; its server had stopped)")
-
-    async def _from_store(self, token: str) -> tuple[Tab | None, str | None, str | None]:
-        """The game of ``token`` back from the store (a restart, or another server that
-        stopped): (its tab, None, None); or (None, why it ended, None) when it had ended or
-        cannot be taken back; (None, None, why not now) when another live server serves it;
-        (None, None, None) when the store has nothing for it."""
-        store = self.store
-        assert store is not None
-        try:
-            why = store.take_expired(STORE_KIND, token)
-            stored = why is None and store.updated(STORE_KIND, token) is not None
-        except StoreError as e:
-            log.error("store_failed", error=str(e))
-            return None, None, None
-        if not stored:
-            return None, why, None
-        try:
-            # The lease before the state: what is read under it is the last write of the
-            # server before.
-            lease = store.acquire(STORE_KIND, token)
-            state = None if lease is not None else store.load(STORE_KIND, token)
-            updated = None if state is None else store.updated(STORE_KIND, token)
-        except StoreError as e:
-            log.error("store_failed", error=str(e))
-            return None, None, ("the session store is out of reach; this page tries again "
-                                "in a moment")
-        if lease is not None:
-            return None, None, (f"this game is served by another server ({lease.holder}); "
-                                f"if that server has stopped, this page takes the game over "
-                                f"within {lease.left + 1:.0f} s")
-        if state is None:
-            return None, None, None
-        if updated is not None and store.clock() - updated > self.config.resume_timeout:
-            why = self._gone_why()
-            self._store_call(lambda s: s.end(STORE_KIND, token, None))
-            return None, why, None
-        spawned = await self._spawn(token, state)
-        if isinstance(spawned, str):
-            log.info("web_restore_failed", error=spawned)
-            self._store_call(lambda s: s.end(STORE_KIND, token, None))
-            return None, (f"it could not be restored on this server ({spawned})"), None
-        self.restored += 1
-        moves = state.get("game", {}).get("moves", []) if isinstance(state.get("game"), dict) \
-            else []
-        spawned.ply = len(moves)
-        log.info("web_session_restored", pid=spawned.proc.pid, moves=len(moves))
-        return spawned, None, None
-
-    async def _drop_stale(self, tab: Tab) -> None:
-        """A game another server took over (this one was frozen or cut off past its lease):
-        its process ends without a write, nothing is ended in the store, and a page still on
-        it is told to reload (where the game is served now)."""
-        tab.ended = True
-        self.games.pop(tab.token, None)
-        log.warning("web_session_taken_over", sessions=self.tabs)
-        ws, tab.ws = tab.ws, None
-        if ws is not None:
-            await self._send(ws, web.error(MOVED, fatal=True))
-            try:
-                await ws.close(code=CLOSE_EXPIRED, reason="served by another server")
-            except Exception:
-                pass
-        tab.writer.close()
-
-    async def _hand_over(self) -> None:
-        """Give back the games another server was asked for whose page has left this one (a
-        balancer sends the page there after a failover and a failback): the game's process
-        ends, the store keeping the game, and the lease is given back once it has."""
-        for token in self._store_call(lambda store: store.take_wanted(STORE_KIND)) or []:
-            tab = self.games.get(token)
-            if tab is not None:
-                if tab.ws is not None or tab.searching or tab.ended:
-                    continue   # its page is here: kept
-                tab.ended = True   # not a game that died: nothing is ended in the store
-                self.games.pop(token, None)
-                tab.writer.close()   # end of input: the process writes what it has and exits
-                if tab.pump is not None:
-                    await asyncio.wait([tab.pump], timeout=WORKER_EXIT_S + 1)
-            self._release(token)
-            log.info("web_session_handed_over", sessions=self.tabs)
-
-    def _release(self, token: str) -> None:
-        self._store_call(lambda store: store.release(STORE_KIND, token))
-
-    async def _housekeeping(self) -> None:
-        """Renew this server's leases, drop the games another server took over meanwhile,
-        mark the games whose page is open as current, and end the stored games nobody came
-        back to within resume_timeout."""
-        self._store_call(lambda store: store.renew())
-        held = self._store_call(lambda store: store.held(STORE_KIND))
-        if held is not None:
-            for tab in [t for t in self.games.values() if t.token not in held and not t.ended]:
-                await self._drop_stale(tab)
-        open_pages = [t.token for t in self.games.values() if t.ws is not None]
-        if open_pages:
-            self._store_call(lambda store: store.touch(STORE_KIND, open_pages))
-        cutoff = time.time() - self.config.resume_timeout
-        self._store_call(lambda store: store.sweep(STORE_KIND, cutoff, self._gone_why()))
-
-    def housekeeping_interval(self) -> float:
-        if self.store is None:
-            return SWEEP_INTERVAL
-        return min(SWEEP_INTERVAL, self.store.lease_s / 3)
-
     # --- stopping -----------------------------------------------------------------------------
     async def drain(self, force: Callable[[], bool] = lambda: False) -> None:
         """SIGTERM: new pages are told to come back in a moment; the games start nothing new
@@ -613,9 +434,7 @@ class WebServer:
             await asyncio.sleep(0.05)
         # The pages still open are closed next: their games' resume_timeout counts from now.
         self.stopping = True
-        open_pages = [t.token for t in self.games.values() if t.ws is not None]
-        if open_pages:
-            self._store_call(lambda store: store.touch(STORE_KIND, open_pages))
+        self._touch_open_pages()
 
     async def close(self) -> None:
         """After the pages are closed: the games' processes end (the store keeps their
@@ -628,9 +447,7 @@ class WebServer:
             tab.writer.close()   # end of input: the process stops its search and exits
         if pumps:
             await asyncio.wait(pumps, timeout=WORKER_EXIT_S + 1)
-        self._store_call(lambda store: store.release(STORE_KIND))
-        if self.store is not None:
-            self.store.close()
+        self._release_all()
 
     async def _end(self, tab: Tab, reason: str, expired: str | None,
                    tell: str | None = None) -> None:
@@ -819,9 +636,7 @@ class WebServer:
                 await web_server.close()
 
         if self.store is not None:
-            # Games nobody came back to while no server ran.
-            cutoff = time.time() - self.config.resume_timeout
-            self._store_call(lambda store: store.sweep(STORE_KIND, cutoff, self._gone_why()))
+            self._sweep_gone()   # games nobody came back to while no server ran
         ws_max = max(WS_MAX_SIZE_MIN, WS_MAX_SIZE_FACTOR * self.config.max_message_bytes)
         cfg = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off",
                              ws_max_size=ws_max, ws_per_message_deflate=False)

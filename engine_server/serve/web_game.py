@@ -6,7 +6,8 @@ Frames to the game: a kind (a page's message, a page took the game, the page lef
 is stopping), the arrival time and the WebSocket message's bytes.  Frames from it: one JSON
 message each, for the page; a game restored from the session store first sends one frame of
 its own, for the server (``{"type": "restore", "ok": ...}``).  End of input (the game is over
-for the server, or the server stops) ends the process.
+for the server, or the server stops) ends the process.  The server's handle on such a process
+(and on the page connected to it) is a ``Tab``.
 
 With a session store the process writes its game there (``WebHandler.snapshot``, one
 transaction) whenever it has changed: after each message it handles, and before anything the
@@ -25,7 +26,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine_server.agents import AgentSpecError
 from engine_server.commands.web import WebError, WebHandler
@@ -34,6 +35,11 @@ from engine_server.session import EngineOptions, Output, SearchJob, Session
 from protocol import web
 
 from .store import SessionStore, StoreError
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from starlette.websockets import WebSocket
 
 log = get_logger("web")
 
@@ -67,6 +73,14 @@ MESSAGE, ATTACH, DETACH, DRAIN = 0, 1, 2, 3   # a page's message; a page took th
                                              # page left; the server is stopping
 MOVED = ("this game was taken over by another server while this one was not answering (its "
          "lease ran out); reload the page to go on where it is served now")
+# WebSocket close codes of our own (4000-4999 are the application's), with which the server
+# closes a page's connection.
+CLOSE_TAKEN_OVER = 4000   # the game was opened by another page
+CLOSE_EXPIRED = 4001      # the game was closed (idle, or for a newcomer)
+CLOSE_RESTART = 1012      # the server is stopping, or another one serves the game: the page
+                          # comes back by itself
+# A closed tab's process has this long to stop its search and exit before it is killed.
+WORKER_EXIT_S = 10.0
 # The games' kind in the session store (their key: the page's token).
 STORE_KIND = "web"
 
@@ -110,6 +124,23 @@ class WorkerSetup:
     log_file: str | None = None
     store_location: str | None = None   # an SQLite file or a postgresql:// address
     store_holder: str | None = None
+
+
+@dataclass(eq=False)
+class Tab:
+    """A game as the server holds it: its process and the page connected to it, if any."""
+
+    token: str
+    proc: Any
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    last_seen: float                   # the last message from a page
+    ws: WebSocket | None = None
+    parked_since: float | None = None  # when its page left
+    ply: int = 0                       # from the state messages the process sends
+    searching: bool = False
+    ended: bool = False
+    pump: asyncio.Task[None] | None = None
 
 
 class _Checkpoints:
