@@ -15,8 +15,9 @@ Bad input (malformed JSON, an oversized message, an unknown type, an illegal mov
 the server refuses) gets an ``error`` reply and changes nothing.
 
 Beside it: ``web_views.py`` (the agent catalog, the ``welcome`` message and the game's part of
-``state``) and ``web_analysis.py`` (the whole-game analysis behind ``analyze``); the message
-encoding and field checks are ``protocol/web.py``'s.
+``state``), ``web_analysis.py`` (the whole-game analysis behind ``analyze``) and
+``web_snapshot.py`` (``snapshot``/``restore``: the game as the session store keeps it); the
+message encoding and field checks are ``protocol/web.py``'s.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from protocol import web
 
 from .registry import CommandRegistry
 from .web_analysis import ANALYSIS_TIME, AnalysisMixin, effort
+from .web_snapshot import SNAPSHOT_VERSION, SnapshotMixin
 from .web_views import agent_catalog, black_view, game_state, welcome_message
 
 log = get_logger("web")
@@ -54,7 +56,6 @@ DEFAULT_TIME = 1.0          # seconds per move when the page does not say
 HINT_TIME = 1.0             # a hint's least budget (the time per move when longer)
 PROGRESS_INTERVAL = 0.25    # seconds between progress messages
 HUMAN = "human"
-SNAPSHOT_VERSION = 1        # of ``WebHandler.snapshot``'s document
 
 Message = web.Message
 Post = Callable[[Callable[[], None]], None]
@@ -97,7 +98,7 @@ def parse_move_list(text: str, start: Position) -> Game:
     return game
 
 
-class WebHandler(AnalysisMixin):
+class WebHandler(AnalysisMixin, SnapshotMixin):
     """The page's protocol over a ``Session``: ``handle_text``/``handle_message`` in, reply
     messages out; later messages through ``session.output`` as JSON lines."""
 
@@ -248,63 +249,6 @@ class WebHandler(AnalysisMixin):
         self._stop_eval()
         self._suspend_analysis()
         return [self.state()]
-
-    # --- durable state (the session store) --------------------------------------------------
-    def snapshot(self) -> dict[str, Any]:
-        """What a page would miss if this game's process were restarted, JSON-ready: the game
-        (rules, start, moves), who plays each side, the time per move, paused, the engines'
-        evaluations and times by ply, the live evaluation's switch, the analyst's values and
-        a whole-game analysis under way (the move it has reached).  Search trees, tables and
-        a search under way are not kept: after :meth:`restore` an engine whose turn it is
-        searches its move again (on ``attach``)."""
-        analysis = None
-        if self._analysis is not None:
-            start, moves = self._analysis
-            k, budget = self._analysis_at
-            analysis = {"start": [start.to_string(), int(start.side)],
-                        "moves": [int(m) for m in moves], "at": k, "time": budget}
-        return {
-            "version": SNAPSHOT_VERSION,
-            "game": self.session.snapshot(),
-            "players": {web.color_name(c): self.players[c] for c in (Color.BLACK, Color.WHITE)},
-            "time": self.time,
-            "paused": self.paused,
-            "evals": [[k, v] for k, v in sorted(self.evals.items())],
-            "times": [[k, v] for k, v in sorted(self.times.items())],
-            "evaluate": self.evaluate,
-            "analyst": [dict(e) for _, e in sorted(self.analyst_values.items())],
-            "analysis": analysis,
-        }
-
-    def restore(self, state: dict[str, Any]) -> None:
-        """Take back what :meth:`snapshot` wrote, on a fresh handler.  ValueError, KeyError,
-        TypeError, WebError or AgentSpecError when it does not fit this server (an agent its
-        policy now refuses, an illegal move, a state of another version)."""
-        if state.get("version") != SNAPSHOT_VERSION:
-            raise ValueError(f"a saved game of another version ({state.get('version')!r}; "
-                             f"this server reads {SNAPSHOT_VERSION})")
-        wanted = {c: self._player(state["players"].get(web.color_name(c)), web.color_name(c))
-                  for c in (Color.BLACK, Color.WHITE)}
-        t = float(state["time"])
-        if t < 0:
-            raise ValueError(f"time per move {t:g} s")
-        self.session.restore(state["game"])
-        self._apply_players(wanted)
-        self.time = t if self.max_time is None else min(t, self.max_time)
-        self.paused = bool(state["paused"])
-        self.evals = {int(k): float(v) for k, v in state["evals"]}
-        self.times = {int(k): float(v) for k, v in state["times"]}
-        self.evaluate = bool(state["evaluate"])
-        self.analyst_values = {int(e["ply"]): dict(e) for e in state["analyst"]}
-        a = state.get("analysis")
-        if a is not None:
-            rules = self.game.rules
-            start = Position.from_string(a["start"][0], Color(int(a["start"][1])), rules)
-            moves = [int(m) for m in a["moves"]]
-            Game.from_moves(moves, start=start)   # IllegalMoveError (a ValueError) if not
-            self._analysis = (start, moves)
-            self._analysis_at = (int(a["at"]), float(a["time"]))
-            self._check_analysis()
 
     # --- engine turns -----------------------------------------------------------------------
     def _halt(self) -> None:
