@@ -11,6 +11,7 @@ from pathlib import Path
 
 from clients.match.config import MatchError
 from clients.match.tournament import run_matches
+from engine_server import __version__
 from engine_server.log import configure_logging
 
 from .dk import DK_GAMES, dk_configs, dk_report
@@ -36,6 +37,7 @@ OLD_NAMES = {"seed000": "ucb1", "seed001": "uct", "seed002": "ocba", "seed004": 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="othello-reproduce",
                                 description="Run a paper's competition and compare.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("experiment", type=lambda name: OLD_NAMES.get(name, name),
                    choices=list(EXPERIMENTS))
     p.add_argument("--games", type=int, default=None,
