@@ -121,7 +121,7 @@ def test_a_first_move_is_never_marked():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_where_the_values_are_exact_every_mark_is_right(seed):
-    pos = random_position(9, 100 + seed)
+    pos = random_position(8, 100 + seed)
     exact = move_scores(pos)   # a plain negamax, apart from the engine's solver
     best = max(exact.values())
     verdicts = analyse(pos)

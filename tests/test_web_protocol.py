@@ -540,7 +540,7 @@ def test_an_analysis_of_a_replaced_game_stops(web):
 
 
 # The analyst at a fixed depth on one thread: its answer does not depend on the machine's speed.
-ANALYST = "best:depth=5,threads=1"
+ANALYST = "best:depth=5,threads=1,root_solve=14"
 # Black to move; at depth 5 c5 is worth 9 discs, the next move 1.75: no near tie for the
 # transposition table the analyst keeps between searches to turn.
 OPENING = "f5d6c3d3c4f4f6f3e6e7d7c6"
