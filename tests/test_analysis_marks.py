@@ -172,6 +172,7 @@ def page_analyst():
     h.close()
 
 
+@pytest.mark.slow   # eight whole games analysed
 def test_the_page_gives_a_game_and_its_mirror_images_the_same_marks(page_analyst):
     h = page_analyst
     game = random_game(11)
@@ -192,6 +193,7 @@ def test_the_page_gives_a_game_and_its_mirror_images_the_same_marks(page_analyst
     assert all(s == seen[0] for s in seen)
 
 
+@pytest.mark.slow   # a game played, then analysed twice
 def test_a_live_game_with_hints_and_the_same_moves_from_a_link_get_the_same_marks():
     presets = dict(BUILTIN_PRESETS, analyst=ANALYST)
     live = WebHarness(agent="random", presets=presets)
