@@ -20,8 +20,11 @@ A blunder (``??``) is a loss of twice the mistake threshold, and at least ``EXAC
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from engine_server.eval import mpc as M
 from engine_server.eval.book import BookMove
@@ -74,16 +77,22 @@ def _half(x: float) -> float:
     return math.ceil(2 * x) / 2
 
 
+@functools.lru_cache(maxsize=2)
+def _sigma(rules: int) -> np.ndarray:
+    """The shipped statistics' sigma table for ``rules``, looked up once: finding them checks
+    the weights' fingerprint, a hash of every weight (about 13 ms), once per move otherwise."""
+    try:
+        return M.shipped(rules, default_weights(rules)).sigma
+    except M.MpcError:   # no statistics for these rules: the other rules' are the best guess
+        return M.shipped(0, default_weights(0)).sigma
+
+
 def thresholds(position: Position, depth: int | None, exact: bool) -> tuple[float, float]:
     """(mistake, blunder) losses in discs for a value of ``position`` searched to ``depth``
     (None: a tree search), or exact."""
     if exact:
         return EXACT_MISTAKE, EXACT_BLUNDER
-    rules = int(position.rules)
-    try:
-        sigma = M.shipped(rules, default_weights(rules)).sigma
-    except M.MpcError:   # no statistics for these rules: the other rules' are the best guess
-        sigma = M.shipped(0, default_weights(0)).sigma
+    sigma = _sigma(int(position.rules))
     d = TREE_DEPTH if depth is None else min(max(depth, M.MIN_DEPTH), M.DEPTHS - 1)
     s = float(sigma[d][position.empties])
     if s <= 0:   # a depth the fit does not cut at: its nearest shallower one's
