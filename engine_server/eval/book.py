@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from engine_server.eval.features import symmetry
 from engine_server.game import PASS, Position
 from engine_server.game.bitboard import U1, U, flips, legal_moves, popcount
+from engine_server.game.symmetry import symmetry
 from engine_server.log import get_logger
 
 log = get_logger("book")

@@ -30,7 +30,8 @@ import threading
 import numpy as np
 from numba import njit
 
-from engine_server.game.bitboard import U, byteswap, legal_moves, lowest_square, popcount
+from engine_server.game.bitboard import U, legal_moves, lowest_square, popcount
+from engine_server.game.symmetry import flip_vertical, mirror_horizontal, symmetry, transpose
 
 # pattern ids and sizes (number of configurations)
 EDGE2X, CORNER33, CORNER25, LINE2, LINE3, LINE4, DIAG8, DIAG7, DIAG6, DIAG5, DIAG4, \
@@ -72,55 +73,10 @@ def _ternary_table(bits: int) -> np.ndarray:
 
 _T = _ternary_table(8)
 
-# symmetry constants
-_H1 = U(0x5555555555555555)
-_H2 = U(0x3333333333333333)
-_H4 = U(0x0F0F0F0F0F0F0F0F)
-_D1 = U(0x5500550055005500)
-_D2 = U(0x3333000033330000)
-_D4 = U(0x0F0F0F0F00000000)
 _B = U(0xFF)
 _GATHER = U(0x0101010101010101)
 # diagonals of length L from (8 - L, 0) down-right: squares 9 * j + 8 - L
 _M8, _M7, _M6, _M5, _M4 = (U(sum(1 << (9 * j + 8 - L) for j in range(L))) for L in (8, 7, 6, 5, 4))
-
-
-@njit(cache=True, inline="always")
-def flip_vertical(x):
-    """Rows 1..8 reversed (a1 <-> a8): a row is a byte."""
-    return byteswap(x)
-
-
-@njit(cache=True, inline="always")
-def mirror_horizontal(x):
-    """Columns a..h reversed (a1 <-> h1)."""
-    x = ((x >> U(1)) & _H1) | ((x & _H1) << U(1))
-    x = ((x >> U(2)) & _H2) | ((x & _H2) << U(2))
-    return ((x >> U(4)) & _H4) | ((x & _H4) << U(4))
-
-
-@njit(cache=True, inline="always")
-def transpose(x):
-    """Reflection in the a1-h8 diagonal (b1 <-> a2)."""
-    t = _D4 & (x ^ (x << U(28)))
-    x ^= t ^ (t >> U(28))
-    t = _D2 & (x ^ (x << U(14)))
-    x ^= t ^ (t >> U(14))
-    t = _D1 & (x ^ (x << U(7)))
-    x ^= t ^ (t >> U(7))
-    return x
-
-
-@njit(cache=True)
-def symmetry(x, k):
-    """Image of bitboard ``x`` under symmetry ``k`` (0..7; 0 is the identity)."""
-    if k & 1:
-        x = flip_vertical(x)
-    if k & 2:
-        x = mirror_horizontal(x)
-    if k & 4:
-        x = transpose(x)
-    return x
 
 
 @njit(cache=True, inline="always")

@@ -10,30 +10,69 @@ its own image (the start, and many early positions) has moves that are images of
 ``orbits`` groups them so that they can be given one value.
 
 Symmetry ``k`` (0..7, 0 the identity) turns rows over when ``k & 1``, columns when ``k & 2``,
-and then reflects in the a1-h8 diagonal when ``k & 4``.
+and then reflects in the a1-h8 diagonal when ``k & 4``: the kernel ``symmetry`` below, which the
+pattern evaluation and the opening book use too.
 """
 
 from __future__ import annotations
 
-from .bitboard import PASS
+import numpy as np
+from numba import njit
+
+from .bitboard import PASS, U, byteswap
 from .position import Position
 
 SYMMETRIES = range(8)
 
+_H1 = U(0x5555555555555555)
+_H2 = U(0x3333333333333333)
+_H4 = U(0x0F0F0F0F0F0F0F0F)
+_D1 = U(0x5500550055005500)
+_D2 = U(0x3333000033330000)
+_D4 = U(0x0F0F0F0F00000000)
 
-def _square_image(sq: int, k: int) -> int:
-    row, col = divmod(sq, 8)
+
+@njit(cache=True, inline="always")
+def flip_vertical(x):
+    """Rows 1..8 reversed (a1 <-> a8): a row is a byte."""
+    return byteswap(x)
+
+
+@njit(cache=True, inline="always")
+def mirror_horizontal(x):
+    """Columns a..h reversed (a1 <-> h1)."""
+    x = ((x >> U(1)) & _H1) | ((x & _H1) << U(1))
+    x = ((x >> U(2)) & _H2) | ((x & _H2) << U(2))
+    return ((x >> U(4)) & _H4) | ((x & _H4) << U(4))
+
+
+@njit(cache=True, inline="always")
+def transpose(x):
+    """Reflection in the a1-h8 diagonal (b1 <-> a2)."""
+    t = _D4 & (x ^ (x << U(28)))
+    x ^= t ^ (t >> U(28))
+    t = _D2 & (x ^ (x << U(14)))
+    x ^= t ^ (t >> U(14))
+    t = _D1 & (x ^ (x << U(7)))
+    x ^= t ^ (t >> U(7))
+    return x
+
+
+@njit(cache=True)
+def symmetry(x, k):
+    """Image of bitboard ``x`` under symmetry ``k`` (0..7; 0 is the identity)."""
     if k & 1:
-        row = 7 - row
+        x = flip_vertical(x)
     if k & 2:
-        col = 7 - col
+        x = mirror_horizontal(x)
     if k & 4:
-        row, col = col, row
-    return 8 * row + col
+        x = transpose(x)
+    return x
 
 
 # _IMAGE[k][sq]: where symmetry k takes square sq; _INVERSE[k][sq]: the square it takes there
-_IMAGE = [[_square_image(sq, k) for sq in range(64)] for k in SYMMETRIES]
+_IMAGE = [[int(symmetry(U(1) << U(sq), k)).bit_length() - 1 for sq in range(64)]
+          for k in SYMMETRIES]
 _INVERSE = [[0] * 64 for _ in SYMMETRIES]
 for _k in SYMMETRIES:
     for _sq in range(64):
@@ -51,13 +90,7 @@ def square_preimage(sq: int, k: int) -> int:
 
 
 def _board_image(bits: int, k: int) -> int:
-    out = 0
-    image = _IMAGE[k]
-    while bits:
-        low = bits & -bits
-        out |= 1 << image[low.bit_length() - 1]
-        bits ^= low
-    return out
+    return int(symmetry(np.uint64(bits), k))
 
 
 def image(position: Position, k: int) -> Position:
@@ -100,5 +133,5 @@ def orbits(position: Position, moves: list[int]) -> list[list[int]]:
     return out
 
 
-__all__ = ["SYMMETRIES", "canonical", "image", "orbits", "square_image", "square_preimage",
-           "stabilizer"]
+__all__ = ["SYMMETRIES", "canonical", "flip_vertical", "image", "mirror_horizontal", "orbits",
+           "square_image", "square_preimage", "stabilizer", "symmetry", "transpose"]
